@@ -1,0 +1,1 @@
+"""rbdspy: ReasoningBank as a DSPy program."""

@@ -1,0 +1,1 @@
+"""rbdspy.envs"""

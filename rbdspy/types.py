@@ -1,0 +1,217 @@
+"""The data model every part of rbdspy speaks: steps, trajectories, verdicts, lessons, memory items.
+
+Pydantic v2 models, so bad input fails loudly at the boundary with the field that was wrong,
+and everything serialises to JSON (the store, exports and datasets never pickle).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+VerdictLabel = Literal["success", "failure", "indeterminate"]
+SourceKind = Literal["success", "failure", "contrast", "refine", "manual"]
+
+# Length caps of a lesson's parts (characters). A lesson is a short strategy, not an essay;
+# the extractors clip to these before building a Lesson, so stored items always fit.
+TITLE_MAX = 120
+DESCRIPTION_MAX = 400
+CONTENT_MAX = 1000
+
+ACCEPTED_TRAJECTORY_SHAPES = (
+    "an rbdspy.Trajectory; a list of {'role': ..., 'content': ...} dicts; a list of objects with "
+    ".role and .content; or the `trajectory` dict returned by dspy.ReAct "
+    "(keys thought_0, tool_name_0, tool_args_0, observation_0, ...)"
+)
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Step(BaseModel):
+    """One turn of a trajectory: who spoke (user, assistant, tool, environment...) and what."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(min_length=1)
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _content_to_text(cls, value: Any) -> str:
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else str(value)
+
+
+class Trajectory(BaseModel):
+    """What an agent did on one task: its steps, its final answer and, when an environment
+    scored it, the ground-truth outcome (True = success)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=_new_id)
+    task: str = ""
+    steps: list[Step] = Field(default_factory=list)
+    final_answer: str | None = None
+    outcome: bool | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def coerce(cls, value: Any, task: str | None = None, **fields: Any) -> Trajectory:
+        """Turn any accepted trajectory shape into a Trajectory.
+
+        `task` (and any other Trajectory field given as keyword) fills what the shape lacks;
+        it never overrides a Trajectory that already names its task.
+        """
+        if isinstance(value, Trajectory):
+            if task and not value.task:
+                return value.model_copy(update={"task": task})
+            return value
+        if isinstance(value, Mapping):
+            if _is_react_trajectory(value):
+                steps = _steps_from_react(value)
+            elif "steps" in value:  # a serialised Trajectory
+                data = dict(value)
+                if task and not data.get("task"):
+                    data["task"] = task
+                return cls.model_validate(data)
+            else:
+                raise ValueError(f"Unrecognised trajectory dict (keys {sorted(value)[:6]}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+        elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+            steps = [_step_from_message(m, i) for i, m in enumerate(value)]
+        else:
+            raise ValueError(f"Cannot read a trajectory from {type(value).__name__}. Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+        return cls(task=task or "", steps=steps, **fields)
+
+    def render(self, max_chars: int = 6000) -> str:
+        """The trajectory as prompt text. Long trajectories keep their start and their end
+        (where the outcome shows) and elide the middle, so a call stays within a small
+        model's context."""
+        lines = [f"[{i}] {s.role}: {s.content.strip()}" for i, s in enumerate(self.steps)]
+        if self.final_answer:
+            lines.append(f"[final answer] {self.final_answer.strip()}")
+        text = "\n".join(lines) if lines else "(no steps recorded)"
+        if len(text) <= max_chars:
+            return text
+        head = max_chars // 3
+        tail = max_chars - head
+        omitted = len(text) - head - tail
+        return f"{text[:head]}\n... [{omitted} characters of the middle omitted] ...\n{text[-tail:]}"
+
+
+class Verdict(BaseModel):
+    """The judge's call on a trajectory. `indeterminate` means the judge could not decide
+    (error or unusable answer); nothing is written to memory from such a trajectory."""
+
+    label: VerdictLabel
+    rationale: str = ""
+    source: Literal["judge", "ground_truth"] = "judge"
+
+    @property
+    def is_success(self) -> bool:
+        return self.label == "success"
+
+    @property
+    def is_determinate(self) -> bool:
+        return self.label != "indeterminate"
+
+    @classmethod
+    def from_outcome(cls, outcome: bool, rationale: str = "") -> Verdict:
+        label: VerdictLabel = "success" if outcome else "failure"
+        return cls(label=label, rationale=rationale or f"Ground-truth outcome: {label}.", source="ground_truth")
+
+
+class Lesson(BaseModel):
+    """A transferable strategy distilled from experience: a short title, one sentence on when
+    it applies (or when not to do something), and 1-3 sentences of strategy."""
+
+    title: str = Field(min_length=1, max_length=TITLE_MAX)
+    description: str = Field(min_length=1, max_length=DESCRIPTION_MAX)
+    content: str = Field(min_length=1, max_length=CONTENT_MAX)
+
+    @field_validator("title", "description", "content", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    def text(self) -> str:
+        return f"{self.title}. {self.description} {self.content}"
+
+
+class Provenance(BaseModel):
+    """Where a memory item came from. Items merged by the dedup policy keep one entry per source."""
+
+    task: str = ""
+    trajectory_id: str | None = None
+    verdict: VerdictLabel | None = None
+    rationale: str = ""
+
+
+class MemoryItem(Lesson):
+    """A lesson as stored in the bank, with identity, origin, scope and usage statistics."""
+
+    id: str = Field(default_factory=_new_id)
+    source: SourceKind = "manual"
+    provenance: list[Provenance] = Field(default_factory=list)
+    scope: str | None = None
+    created_at: datetime = Field(default_factory=_now)
+    use_count: int = Field(default=0, ge=0)
+    last_used_at: datetime | None = None
+
+    @property
+    def task(self) -> str:
+        """The task this item was first learned on ('' for manual items)."""
+        return self.provenance[0].task if self.provenance else ""
+
+    def key_text(self, key: Literal["task", "item"]) -> str:
+        """The text the store embeds for retrieval: the originating task (the paper's
+        query-to-query retrieval) or the item's own text. Items with no task fall back to
+        their text."""
+        if key == "task" and self.task:
+            return self.task
+        return self.text()
+
+    @classmethod
+    def from_lesson(cls, lesson: Lesson, **fields: Any) -> MemoryItem:
+        return cls(title=lesson.title, description=lesson.description, content=lesson.content, **fields)
+
+
+def _is_react_trajectory(value: Mapping) -> bool:
+    return any(k.startswith(("thought_", "tool_name_", "observation_")) for k in value)
+
+
+def _steps_from_react(value: Mapping) -> list[Step]:
+    """dspy.ReAct stores iteration i as thought_i, tool_name_i, tool_args_i, observation_i."""
+    indices = sorted({int(k.rsplit("_", 1)[1]) for k in value if k.rsplit("_", 1)[-1].isdigit()})
+    steps: list[Step] = []
+    for i in indices:
+        thought = value.get(f"thought_{i}", "")
+        tool = value.get(f"tool_name_{i}", "")
+        args = value.get(f"tool_args_{i}", {})
+        steps.append(Step(role="assistant", content=f"Thought: {thought}\nAction: {tool}({args})"))
+        if f"observation_{i}" in value:
+            steps.append(Step(role="tool", content=value[f"observation_{i}"]))
+    return steps
+
+
+def _step_from_message(message: Any, index: int) -> Step:
+    if isinstance(message, Step):
+        return message
+    if isinstance(message, Mapping):
+        role, content = message.get("role"), message.get("content")
+    else:
+        role, content = getattr(message, "role", None), getattr(message, "content", None)
+    if not role or content is None:
+        raise ValueError(f"Trajectory step {index} has no role/content ({type(message).__name__}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+    return Step(role=str(role), content=content)
