@@ -149,6 +149,16 @@ class Lesson(BaseModel):
         return f"{self.title}. {self.description} {self.content}"
 
 
+class LessonDraft(BaseModel):
+    """A lesson as an LM writes it, before caps and clean-up: the output type of the extraction
+    signatures. Deliberately loose (no length limits) so one over-long field does not make the
+    whole answer unparseable; the extractors clip drafts into `Lesson`s."""
+
+    title: str = ""
+    description: str = ""
+    content: str = ""
+
+
 class Provenance(BaseModel):
     """Where a memory item came from. Items merged by the dedup policy keep one entry per source."""
 

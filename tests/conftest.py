@@ -1,20 +1,27 @@
 """Shared test setup: no network, no DSPy cache, a clean dspy.settings for every test."""
 
+import copy
+import importlib
 import os
 
 import dspy
 import pytest
 
 os.environ.setdefault("MLFLOW_TRACKING_URI", "sqlite:///:memory:")
+# The module, not the `settings` object that dspy.dsp.utils re-exports under the same name.
+dspy_settings_module = importlib.import_module("dspy.dsp.utils.settings")
 
 
 @pytest.fixture(autouse=True)
-def _isolated_dspy(monkeypatch):
-    """Disable DSPy's disk/memory cache and reset the global settings between tests, so one
-    test's LM or adapter can never answer another's calls."""
+def _isolated_dspy():
+    """Disable DSPy's caches and restore the global settings after each test, so one test's LM
+    or adapter can never answer another's calls. Tests call dspy.configure freely."""
     dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
-    with dspy.context(lm=None, adapter=None, track_usage=False):
-        yield
+    saved = copy.copy(dspy_settings_module.main_thread_config)
+    dspy_settings_module.main_thread_config.update(copy.deepcopy(dspy_settings_module.DEFAULT_CONFIG))
+    yield
+    dspy_settings_module.main_thread_config.clear()
+    dspy_settings_module.main_thread_config.update(saved)
 
 
 @pytest.fixture

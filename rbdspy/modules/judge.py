@@ -1,0 +1,68 @@
+"""Judge: labels a trajectory success or failure, and never lets an LM problem through as a verdict."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import dspy
+
+from rbdspy.signatures import JudgeTrajectory
+from rbdspy.types import Trajectory, Verdict
+
+log = logging.getLogger(__name__)
+
+
+def render_trajectory(trajectory: Any, task: str, max_chars: int) -> str:
+    """Prompt text for a trajectory given in any accepted shape, or already rendered (str)."""
+    if isinstance(trajectory, str):
+        return trajectory
+    return Trajectory.coerce(trajectory, task=task).render(max_chars)
+
+
+def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
+    detail = f": {type(error).__name__}: {error}" if error else ""
+    return Verdict(label="indeterminate", rationale=f"{what}{detail}"[:500])
+
+
+class Judge(dspy.Module):
+    """Chain-of-thought judge over `JudgeTrajectory`.
+
+    Returns `Prediction(verdict=Verdict)`. An LM error, an empty answer or a label outside
+    success/failure gives `indeterminate` (the bank then writes nothing); a trajectory in a
+    shape rbdspy does not accept is the caller's bug and raises ValueError.
+    """
+
+    def __init__(self, max_chars: int = 6000):
+        super().__init__()
+        self.max_chars = max_chars
+        self.cot = dspy.ChainOfThought(JudgeTrajectory)
+
+    def _inputs(self, task: str, trajectory: Any) -> dict[str, str]:
+        return {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
+
+    @staticmethod
+    def _verdict(pred: dspy.Prediction) -> Verdict:
+        label = str(getattr(pred, "verdict", "") or "").strip().lower()
+        if label not in ("success", "failure"):
+            return indeterminate(f"judge answered {label!r}, not success/failure")
+        rationale = str(getattr(pred, "rationale", "") or getattr(pred, "reasoning", "") or "")
+        return Verdict(label=label, rationale=rationale.strip()[:2000])
+
+    def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
+        inputs = self._inputs(task, trajectory)
+        try:
+            pred = self.cot(**inputs)
+        except Exception as error:  # an LM that misbehaves must never crash the loop
+            log.warning("judge failed: %s", error)
+            return dspy.Prediction(verdict=indeterminate("judge call failed", error))
+        return dspy.Prediction(verdict=self._verdict(pred))
+
+    async def aforward(self, task: str, trajectory: Any) -> dspy.Prediction:
+        inputs = self._inputs(task, trajectory)
+        try:
+            pred = await self.cot.acall(**inputs)
+        except Exception as error:
+            log.warning("judge failed: %s", error)
+            return dspy.Prediction(verdict=indeterminate("judge call failed", error))
+        return dspy.Prediction(verdict=self._verdict(pred))

@@ -1,0 +1,66 @@
+import asyncio
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.modules.judge import Judge
+
+TRAJ = [{"role": "user", "content": "boil the water"}, {"role": "assistant", "content": "activated stove; water is boiling"}]
+
+
+def test_judge_returns_the_lm_verdict_and_rationale():
+    dspy.configure(lm=DummyLM([{"reasoning": "stove on, boiling seen", "verdict": "success", "rationale": "boiling observed"}]))
+    v = Judge()(task="boil water", trajectory=TRAJ).verdict
+    assert v.label == "success" and v.rationale == "boiling observed" and v.source == "judge"
+
+
+def test_judge_async_path():
+    dspy.configure(lm=DummyLM([{"reasoning": "r", "verdict": "failure", "rationale": "never boiled"}]))
+    v = asyncio.run(Judge().acall(task="boil water", trajectory=TRAJ)).verdict
+    assert v.label == "failure"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"reasoning": "r", "verdict": "probably", "rationale": "?"},  # label outside the Literal
+        {"reasoning": "r", "verdict": "", "rationale": ""},  # empty
+        {"nonsense": "no fields at all"},  # unparseable
+    ],
+)
+def test_bad_lm_answers_give_indeterminate_not_an_exception(answer):
+    dspy.configure(lm=DummyLM([answer] * 3))
+    v = Judge()(task="boil water", trajectory=TRAJ).verdict
+    assert v.label == "indeterminate"
+
+
+def test_lm_error_gives_indeterminate():
+    class Broken(dspy.Module):
+        def forward(self, **kw):
+            raise RuntimeError("server down")
+
+    judge = Judge()
+    judge.cot = Broken()
+    v = judge(task="t", trajectory=TRAJ).verdict
+    assert v.label == "indeterminate" and "server down" in v.rationale
+
+
+def test_bad_trajectory_shape_is_the_callers_error():
+    with pytest.raises(ValueError, match="Accepted"):
+        Judge()(task="t", trajectory=12345)
+
+
+def test_long_trajectories_are_windowed_before_the_lm_sees_them():
+    seen = {}
+
+    class Spy(dspy.Module):
+        def forward(self, task, trajectory):
+            seen["len"] = len(trajectory)
+            return dspy.Prediction(verdict="failure", rationale="r")
+
+    judge = Judge(max_chars=1000)
+    judge.cot = Spy()
+    long = [{"role": "env", "content": "x" * 200} for _ in range(100)]
+    assert judge(task="t", trajectory=long).verdict.label == "failure"
+    assert seen["len"] < 1100

@@ -1,0 +1,65 @@
+import json
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from rbdspy import cli
+from rbdspy.cli import app
+from rbdspy.memory import MemoryStore
+from rbdspy.memory.embedders import HashEmbedder
+from rbdspy.types import MemoryItem, Provenance
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    """Tables are as wide as a real terminal, so titles are not folded mid-word."""
+    monkeypatch.setattr(cli, "console", Console(width=200))
+
+
+def make_bank(path):
+    with MemoryStore(path, embedder=HashEmbedder()) as store:
+        store.add([
+            MemoryItem(title="Verify units", description="When converting.", content="Restate units.", source="success",
+                       provenance=[Provenance(task="convert feet to inches")], scope="math"),
+            MemoryItem(title="Count carefully", description="When counting letters.", content="Spell it out.", source="failure",
+                       provenance=[Provenance(task="count letters in a word")]),
+        ])
+        return [item.id for item in store.list()]
+
+
+def run(*args):
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result
+
+
+def test_list_stats_show(tmp_path):
+    ids = make_bank(tmp_path / "b")
+    out = run("memory", "list", "--path", str(tmp_path / "b"))
+    assert out.exit_code == 0 and "Verify units" in out.output and "2 item(s)" in out.output
+    lines = run("memory", "list", "--path", str(tmp_path / "b"), "--json", "--scope", "math").output.strip().splitlines()
+    assert [json.loads(line)["title"] for line in lines] == ["Verify units"]
+    stats = json.loads(run("memory", "stats", "--path", str(tmp_path / "b"), "--json").output)
+    assert stats["count"] == 2
+    shown = run("memory", "show", ids[1][:8], "--path", str(tmp_path / "b"))
+    assert shown.exit_code == 0 and "count letters in a word" in shown.output
+
+
+def test_search_export_import_rm(tmp_path):
+    bank = tmp_path / "b"
+    ids = make_bank(bank)
+    out = run("memory", "search", "how many letters in a word", "--path", str(bank), "-k", "1", "--embedder", "hash")
+    assert out.exit_code == 0 and "Count carefully" in out.output and "Verify units" not in out.output
+    export = tmp_path / "items.jsonl"
+    assert "exported 2" in run("memory", "export", str(export), "--path", str(bank)).output
+    assert "imported 2" in run("memory", "import", str(export), "--path", str(tmp_path / "copy"), "--embedder", "hash").output
+    assert "removed 1" in run("memory", "rm", ids[0], "--path", str(bank), "--yes").output
+    with MemoryStore(bank) as store:
+        assert [item.id for item in store.list()] == [ids[1]]
+
+
+def test_missing_bank_is_a_clear_error(tmp_path):
+    result = runner.invoke(app, ["memory", "list", "--path", str(tmp_path / "nowhere")])
+    assert result.exit_code != 0 and "no memory bank" in result.output
