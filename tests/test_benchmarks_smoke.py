@@ -1,0 +1,23 @@
+"""The benchmark scripts still run (smoke sizes only; performance is never asserted in tests)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_store_bench_smoke(tmp_path, capsys):
+    rows = _load("store_bench").main(["--smoke", "--dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert len(rows) == 1 and rows[0]["size"] == 1000 and rows[0]["ingest"] > 0
+    assert "| 1,000 |" in out and "Reproduce: python benchmarks/store_bench.py --smoke" in out
+    assert list(tmp_path.iterdir()) == []  # temporary stores cleaned up
