@@ -1,1 +1,77 @@
-"""rbdspy.envs"""
+"""rbdspy.envs: real text environments with automatic scoring, an agent that plays them, and the
+builder of ground-truth labelled trajectory datasets.
+
+    from rbdspy.envs import make_env, EnvAgent, build_dataset
+    env = make_env("scienceworld")            # or "twx"; needs `pip install 'rbdspy[envs]'` and Java
+    agent = EnvAgent(env, max_steps=30)
+    tid = env.tasks("train", limit=1)[0].id   # "scienceworld/boil/train/0"
+    pred = agent(task=agent.describe(tid), task_id=tid)
+    pred.trajectory.outcome                   # the environment's verdict
+    build_dataset(env, "train", n=100, out_path="datasets/sw-train.jsonl")
+
+The adapters import their simulator package only when constructed, so `import rbdspy.envs`
+works without the `envs` extra.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rbdspy.envs.agent import EnvAgent
+from rbdspy.envs.base import SPLITS, Environment, Observation, StepResult, TaskRef, actions_of, play
+from rbdspy.envs.builder import BuildReport, build_dataset
+from rbdspy.envs.dataset import Cause, LabelledTrajectory, iter_records, load_records, write_records
+
+ENV_NAMES = ("scienceworld", "twx")
+_ALIASES = {"scienceworld": "scienceworld", "sw": "scienceworld", "twx": "twx", "textworld-express": "twx", "textworld_express": "twx"}
+
+
+def make_env(name: str, **options: Any) -> Environment:
+    """An adapter by name: "scienceworld" (alias "sw") or "twx" (alias "textworld-express").
+    Options go to the adapter (see ScienceWorld / TextWorldExpress)."""
+    key = _ALIASES.get(name.strip().lower())
+    if key == "scienceworld":
+        from rbdspy.envs.scienceworld import ScienceWorld
+
+        return ScienceWorld(**options)
+    if key == "twx":
+        from rbdspy.envs.twx import TextWorldExpress
+
+        return TextWorldExpress(**options)
+    raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENV_NAMES)}")
+
+
+def __getattr__(name: str):
+    # The adapter classes on demand, without importing both simulator packages up front.
+    if name == "ScienceWorld":
+        from rbdspy.envs.scienceworld import ScienceWorld
+
+        return ScienceWorld
+    if name == "TextWorldExpress":
+        from rbdspy.envs.twx import TextWorldExpress
+
+        return TextWorldExpress
+    raise AttributeError(f"module 'rbdspy.envs' has no attribute {name!r}")
+
+
+__all__ = [
+    "ENV_NAMES",
+    "SPLITS",
+    "BuildReport",
+    "Cause",
+    "EnvAgent",
+    "Environment",
+    "LabelledTrajectory",
+    "Observation",
+    "ScienceWorld",
+    "StepResult",
+    "TaskRef",
+    "TextWorldExpress",
+    "actions_of",
+    "build_dataset",
+    "iter_records",
+    "load_records",
+    "make_env",
+    "play",
+    "write_records",
+]

@@ -1,0 +1,236 @@
+"""EnvAgent: a ReAct-style agent that plays one environment task and returns a ground-truth
+labelled trajectory, in the shape ReasoningBank expects.
+
+    agent = EnvAgent(ScienceWorld(), max_steps=30)
+    bank = rbdspy.ReasoningBank(agent=agent, store=store, trust_outcome=True)
+    tid = "scienceworld/boil/train/3"
+    bank(task=agent.describe(tid), task_id=tid)
+
+`task` is the natural-language description (what the bank retrieves memory for); `task_id` says
+which environment instance to play. Each step one `dspy.Predict(NextAction)` call sees the task,
+the memory block, a window of recent steps, the current observation and a capped admissible list,
+so a prompt stays ~1-2k tokens however long the episode runs.
+
+Robustness is the point: an action the environment does not understand is recorded (its "No
+known action" / "Unknown action" reply is the observation) and the episode goes on; an LM call
+that raises is recorded as an `error` step and counts as a wasted step; the loop stops when the
+environment says done or at `max_steps`. The trajectory's `outcome` is the environment's verdict.
+
+One environment plays one episode at a time: copies of the agent made by optimizers share the
+environment (it is a live handle, never deep-copied) and take turns on its episode lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import dspy
+
+from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
+from rbdspy.envs.signature import NextAction
+from rbdspy.types import Step, Trajectory
+
+DEFAULT_MAX_STEPS = 30
+DEFAULT_HISTORY_WINDOW = 6
+OBSERVATION_CHARS = 1500  # the current observation (a ScienceWorld room is ~800 characters)
+HISTORY_OBSERVATION_CHARS = 300  # each observation inside the history window
+MAX_ADMISSIBLE_SHOWN = 70
+_PREFIXES = ("action:", "next action:", "> ")
+_LOCKS_GUARD = threading.Lock()
+_SLOTTED_LOCKS: dict[int, threading.Lock] = {}
+
+
+def _clip(text: str, limit: int) -> str:
+    text = (text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clean_action(raw: Any, admissible: list[str]) -> str:
+    """The action an LM meant: its first non-empty line, without quotes, a leading "Action:" or
+    a trailing period; written as in the admissible list when it matches one ignoring case."""
+    text = str(raw or "").strip()
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    lowered = line.lower()
+    for prefix in _PREFIXES:
+        if lowered.startswith(prefix):
+            line = line[len(prefix) :].strip()
+            lowered = line.lower()
+    line = line.strip("`'\" ").rstrip(".").strip()
+    by_lower = {a.lower(): a for a in admissible}
+    return by_lower.get(line.lower(), line)
+
+
+def _episode_lock(env: Environment) -> threading.Lock:
+    """One lock per environment object, shared by every agent (and agent copy) that plays it."""
+    with _LOCKS_GUARD:
+        lock = getattr(env, "_rbdspy_episode_lock", None)
+        if lock is None:
+            lock = threading.Lock()
+            try:
+                env._rbdspy_episode_lock = lock  # type: ignore[attr-defined]
+            except AttributeError:  # an env with __slots__: keep its lock here instead
+                lock = _SLOTTED_LOCKS.setdefault(id(env), lock)
+        return lock
+
+
+class _Episode:
+    """The bookkeeping of one episode, shared by the sync and async loops."""
+
+    def __init__(self, agent: EnvAgent, ref: TaskRef, task: str, memory: str):
+        self.agent, self.ref, self.memory = agent, ref, memory or ""
+        self.task = task
+        self.prompt_task = task
+        self.steps: list[Step] = []
+        self.window: list[tuple[str, str]] = []
+        self.observation = ""
+        self.admissible: list[str] = []
+        self.actions = self.invalid = self.errors = 0
+        self.done = False
+
+    def start(self, first) -> None:
+        # The environment's own description is what the agent must do; the caller's `task`
+        # (used for retrieval) is shown too when it says something else.
+        description = first.task_description.strip()
+        if description and self.task.strip() and description != self.task.strip():
+            self.prompt_task = f"{description}\n(Task as given: {self.task.strip()})"
+        elif description:
+            self.prompt_task = description
+        self.task = self.task or description
+        self.observation, self.admissible = first.text, first.admissible
+        self.steps.append(Step(role=ENV_ROLE, content=first.text))
+
+    def inputs(self) -> dict[str, str]:
+        window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
+        history = "\n".join(f"> {a}\n{_clip(o, HISTORY_OBSERVATION_CHARS)}" for a, o in window) or "(no actions yet)"
+        return {
+            "task": self.prompt_task,
+            "memory": self.memory,
+            "history": history,
+            "observation": _clip(self.observation, OBSERVATION_CHARS),
+            "admissible_actions": "\n".join(self.admissible[: self.agent.max_admissible]) or "(not available)",
+        }
+
+    def action_from(self, pred: dspy.Prediction) -> str:
+        return clean_action(getattr(pred, "action", ""), self.admissible)
+
+    def record(self, action: str, result: StepResult, reasoning: str | None = None) -> None:
+        self.actions += 1
+        self.invalid += 0 if result.valid else 1
+        meta = {"reasoning": reasoning} if reasoning else {}
+        self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
+        self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid}))
+        self.window.append((action, result.observation))
+        self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
+
+    def record_error(self, index: int, exc: BaseException) -> None:
+        self.errors += 1
+        message = _clip(f"LM error: {type(exc).__name__}: {exc}", 500)
+        self.steps.append(Step(role=ERROR_ROLE, content=message, metadata={"step": index}))
+        self.window.append(("(no action: the model failed to answer)", ""))
+
+    def result(self, env: Environment) -> dspy.Prediction:
+        env_name = getattr(env, "name", "env")
+        summary = f"{env_name} task {self.ref.id}: {'success' if env.success else 'failure'}, score {env.score:g}/{env.max_score:g} after {self.actions} actions"
+        trajectory = Trajectory(
+            task=self.task,
+            steps=self.steps,
+            final_answer=summary,
+            outcome=env.success,
+            metadata=trajectory_metadata(
+                env,
+                self.ref,
+                self.actions,
+                invalid_actions=self.invalid,
+                lm_errors=self.errors,
+                max_steps=self.agent.max_steps,
+                stopped="done" if self.done else "max_steps",
+            ),
+        )
+        return dspy.Prediction(answer=summary, trajectory=trajectory)
+
+
+class EnvAgent(dspy.Module):
+    """Plays `task_id` in `env` with one LM call per step and returns
+    `Prediction(answer=<summary>, trajectory=<Trajectory with ground-truth outcome>)`.
+
+    Args:
+        env: an `Environment` (ScienceWorld, TextWorldExpress...). Shared, never copied.
+        max_steps: step budget (LM errors count as steps).
+        history_window: how many recent steps the prompt shows (0: none).
+        max_admissible: how many admissible actions the prompt shows.
+        reasoning: use ChainOfThought (a thought before each action) instead of Predict.
+    """
+
+    def __init__(
+        self,
+        env: Environment,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        history_window: int = DEFAULT_HISTORY_WINDOW,
+        max_admissible: int = MAX_ADMISSIBLE_SHOWN,
+        reasoning: bool = False,
+    ):
+        super().__init__()
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1; got {max_steps}")
+        if history_window < 0:
+            raise ValueError(f"history_window must be 0 or more; got {history_window}")
+        self.env = env
+        self.max_steps = max_steps
+        self.history_window = history_window
+        self.max_admissible = max_admissible
+        self.act = dspy.ChainOfThought(NextAction) if reasoning else dspy.Predict(NextAction)
+
+    def describe(self, task_id: str | TaskRef) -> str:
+        """The task's description text, for `bank(task=agent.describe(tid), task_id=tid)`."""
+        with _episode_lock(self.env):
+            return self.env.describe(task_id)
+
+    def _ref(self, task_id: str | TaskRef | None) -> TaskRef:
+        if task_id is None or task_id == "":
+            raise ValueError(
+                "EnvAgent needs task_id='<env>/<task_type>/<split>/<variation>' (e.g. 'scienceworld/boil/train/3') "
+                "to know which environment instance to play; get the task text with agent.describe(task_id)"
+            )
+        return TaskRef.parse(task_id) if isinstance(task_id, str) else task_id
+
+    def forward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
+        ref = self._ref(task_id)
+        with _episode_lock(self.env):
+            episode = _Episode(self, ref, task, memory)
+            episode.start(self.env.reset(ref))
+            for index in range(self.max_steps):
+                try:
+                    pred = self.act(**episode.inputs())
+                    action = episode.action_from(pred)
+                except Exception as exc:  # an LM failure wastes the step, never the episode
+                    episode.record_error(index, exc)
+                    continue
+                episode.record(action, self.env.step(action), getattr(pred, "reasoning", None))
+                if episode.done:
+                    break
+            return episode.result(self.env)
+
+    async def aforward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
+        ref = self._ref(task_id)
+        lock = _episode_lock(self.env)
+        await asyncio.to_thread(lock.acquire)
+        try:
+            episode = _Episode(self, ref, task, memory)
+            # Environment calls block (py4j round trips, ~100 ms for ScienceWorld's admissible
+            # list): run them in a worker thread so the event loop keeps serving other episodes.
+            episode.start(await asyncio.to_thread(self.env.reset, ref))
+            for index in range(self.max_steps):
+                try:
+                    pred = await self.act.acall(**episode.inputs())
+                    action = episode.action_from(pred)
+                except Exception as exc:
+                    episode.record_error(index, exc)
+                    continue
+                episode.record(action, await asyncio.to_thread(self.env.step, action), getattr(pred, "reasoning", None))
+                if episode.done:
+                    break
+            return episode.result(self.env)
+        finally:
+            lock.release()

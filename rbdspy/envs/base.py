@@ -1,0 +1,242 @@
+"""The environment protocol every adapter speaks, the task reference, and `play`.
+
+Why a protocol of our own: ScienceWorld and TextWorld-Express have different method names,
+score scales (0-100 vs 0-1), split mechanisms (variations vs seeds+fold) and gold-path APIs. The
+agent, the dataset builder and the benchmark only need one small surface: list tasks, reset to a
+task, step an action, read the ground-truth outcome, get a gold path. Each adapter maps its
+package onto that and nothing else leaks out.
+
+Ground truth lives here, not in an LM: `success` is the environment's own verdict (ScienceWorld
+score 100, TextWorld-Express won), so a Trajectory built by `play` carries `outcome` that the
+ReasoningBank can trust instead of its judge.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rbdspy.types import Step, Trajectory
+
+Split = Literal["train", "dev", "test"]
+SPLITS: tuple[Split, ...] = ("train", "dev", "test")
+
+# Roles of the steps `play` and the agent write. Only "agent" steps are actions sent to the
+# environment; replaying a trajectory means replaying exactly those.
+AGENT_ROLE = "agent"
+ENV_ROLE = "env"
+ERROR_ROLE = "error"
+
+
+class TaskRef(BaseModel):
+    """One playable task: environment, task type (ScienceWorld task / TWX game), split and
+    variation (ScienceWorld variation index / TWX seed), plus TWX game parameters if any.
+
+    Its `id` (`scienceworld/boil/train/3`, `twx/coin/dev/10003`,
+    `twx/cookingworld/train/3?numLocations=3`) is what datasets, the bank and the CLI pass
+    around; `TaskRef.parse(id)` gives it back exactly.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    env: str = Field(min_length=1)
+    task_type: str = Field(min_length=1)
+    split: Split
+    variation: int = Field(ge=0)
+    params: str = ""
+
+    @property
+    def id(self) -> str:
+        base = f"{self.env}/{self.task_type}/{self.split}/{self.variation}"
+        return f"{base}?{self.params}" if self.params else base
+
+    def __str__(self) -> str:
+        return self.id
+
+    @classmethod
+    def parse(cls, task_id: str) -> TaskRef:
+        """Reads an id written by `.id`. Raises ValueError naming the part that is wrong."""
+        if isinstance(task_id, TaskRef):
+            return task_id
+        if not isinstance(task_id, str) or not task_id.strip():
+            raise ValueError(f"task id must be a non-empty string like 'scienceworld/boil/train/3'; got {task_id!r}")
+        base, _, params = task_id.strip().partition("?")
+        parts = base.split("/")
+        if len(parts) != 4 or not all(parts):
+            raise ValueError(f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', e.g. 'scienceworld/boil/train/3'")
+        env, task_type, split, variation = parts
+        if split not in SPLITS:
+            raise ValueError(f"task id {task_id!r}: split {split!r} must be one of {', '.join(SPLITS)}")
+        if not variation.isdigit():
+            raise ValueError(f"task id {task_id!r}: variation {variation!r} must be a non-negative integer")
+        return cls(env=env, task_type=task_type, split=split, variation=int(variation), params=params)
+
+
+class Observation(BaseModel):
+    """What the agent sees after a reset: the first observation, the task description and the
+    admissible actions (a compact, capped list; see each adapter for how it is chosen)."""
+
+    text: str
+    task_description: str
+    admissible: list[str] = Field(default_factory=list)
+
+
+class StepResult(BaseModel):
+    """The environment's answer to one action.
+
+    `score` is in the environment's own scale (`Environment.max_score`: 100 for ScienceWorld,
+    1 for TextWorld-Express); `won` is the ground-truth success flag; `valid` is False when the
+    environment did not understand the action (it is then a wasted step, not an error).
+    """
+
+    observation: str
+    score: float
+    done: bool
+    won: bool
+    valid: bool = True
+    admissible: list[str] = Field(default_factory=list)
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A text environment with automatic scoring. One episode at a time per instance."""
+
+    name: str
+    max_score: float
+
+    def task_types(self) -> list[str]: ...
+
+    def tasks(self, split: Split, task_types: Sequence[str] | None = None, limit: int | None = None) -> list[TaskRef]: ...
+
+    def reset(self, task: TaskRef | str, *, admissible: bool = True) -> Observation: ...
+
+    def step(self, action: str, *, admissible: bool = True) -> StepResult: ...
+
+    def admissible_actions(self) -> list[str]: ...
+
+    def gold_path(self, task: TaskRef | str) -> list[str]: ...
+
+    def describe(self, task: TaskRef | str) -> str: ...
+
+    @property
+    def success(self) -> bool: ...
+
+    @property
+    def score(self) -> float: ...
+
+    def close(self) -> None: ...
+
+
+class EnvironmentBase:
+    """Shared plumbing for adapters: task-id checking, split and task-type checks, context
+    manager, and copy semantics (an adapter is a live handle that copies share)."""
+
+    name: str = ""
+    max_score: float = 1.0
+
+    def _task(self, task: TaskRef | str) -> TaskRef:
+        ref = TaskRef.parse(task) if isinstance(task, str) else task
+        if ref.env != self.name:
+            raise ValueError(f"task {ref.id!r} belongs to environment {ref.env!r}, not {self.name!r}")
+        if ref.task_type not in self.task_types():
+            raise ValueError(f"task {ref.id!r}: unknown task type {ref.task_type!r}; known: {', '.join(self.task_types())}")
+        return ref
+
+    def _check_split(self, split: str) -> Split:
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}; got {split!r}")
+        return split  # type: ignore[return-value]
+
+    def _check_types(self, task_types: Sequence[str] | None) -> list[str]:
+        known = self.task_types()
+        if task_types is None:
+            return known
+        unknown = [t for t in task_types if t not in known]
+        if unknown:
+            raise ValueError(f"unknown task type(s) {unknown} for {self.name}; known: {', '.join(known)}")
+        return list(task_types)
+
+    def task_types(self) -> list[str]:  # pragma: no cover - adapters override
+        raise NotImplementedError
+
+    def close(self) -> None:  # pragma: no cover - adapters override
+        pass
+
+    def __deepcopy__(self, memo):
+        # A live handle on a simulator process: DSPy optimizers deep-copy the program once per
+        # candidate, and every copy must play on this same JVM (taking turns, see EnvAgent).
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def interleave(groups: Iterable[Sequence[TaskRef]], limit: int | None = None) -> list[TaskRef]:
+    """Round-robin over task types (first variation of every type, then the second...), so a
+    `limit` keeps variety instead of returning one task type only."""
+    out: list[TaskRef] = []
+    for row in itertools.zip_longest(*groups):
+        for ref in row:
+            if ref is not None:
+                out.append(ref)
+                if limit is not None and len(out) >= limit:
+                    return out
+    return out
+
+
+def actions_of(trajectory: Trajectory) -> list[str]:
+    """The actions a trajectory sent to its environment, in order (its "agent" steps)."""
+    return [s.content for s in trajectory.steps if s.role == AGENT_ROLE]
+
+
+def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) -> dict:
+    return {
+        "env": env.name,
+        "task_id": task.id,
+        "task_type": task.task_type,
+        "split": task.split,
+        "variation": task.variation,
+        "final_score": env.score,
+        "max_score": env.max_score,
+        "n_steps": n_steps,
+        **extra,
+    }
+
+
+def play(env: Environment, task: TaskRef | str, actions: Sequence[str], *, stop_at_done: bool = True) -> Trajectory:
+    """Replays `actions` from a fresh reset of `task` and returns the Trajectory with the
+    environment's ground-truth `outcome`.
+
+    Steps alternate role "env" (observations, starting with the initial one) and "agent"
+    (actions). With `stop_at_done` the replay stops when the environment says the episode is
+    over, so the trajectory holds only the actions that were actually played.
+    """
+    ref = TaskRef.parse(task) if isinstance(task, str) else task
+    first = env.reset(ref, admissible=False)
+    steps = [Step(role=ENV_ROLE, content=first.text)]
+    played = 0
+    done = False
+    for action in actions:
+        if done and stop_at_done:
+            break
+        result = env.step(action, admissible=False)
+        played += 1
+        done = result.done
+        steps.append(Step(role=AGENT_ROLE, content=action))
+        steps.append(Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid}))
+    return Trajectory(
+        task=first.task_description,
+        steps=steps,
+        final_answer=f"score {env.score:g}/{env.max_score:g}",
+        outcome=env.success,
+        metadata=trajectory_metadata(env, ref, played),
+    )

@@ -1,0 +1,63 @@
+"""Labelled-trajectory JSONL: round trip and errors that name the line."""
+
+import pytest
+
+from rbdspy.envs import Cause, LabelledTrajectory, load_records, play, write_records
+
+
+def _records(env):
+    ref = env.tasks("train", ["box"])[0]
+    gold = env.gold_path(ref)
+    ok = LabelledTrajectory(trajectory=play(env, ref, gold), label="success", kind="gold", env="fake", task_id=ref.id, task_type="box", split="train")
+    cut = LabelledTrajectory(
+        trajectory=play(env, ref, gold[:2]),
+        label="failure",
+        kind="gold_truncated",
+        cause=Cause(index=2, actions=[gold[2]], gold_length=len(gold)),
+        env="fake",
+        task_id=ref.id,
+        task_type="box",
+        split="train",
+    )
+    return [ok, cut]
+
+
+def test_round_trip(tmp_path, fake_env):
+    records = _records(fake_env)
+    path = tmp_path / "sub" / "data.jsonl"
+    assert write_records(path, records) == 2
+    loaded = load_records(path)
+    assert loaded == records
+    assert loaded[1].actions == fake_env.gold_path("fake/box/train/0")[:2]
+    assert "cut after 2" in loaded[1].cause.describe(loaded[1].kind)
+
+
+def test_malformed_json_names_file_and_line(tmp_path, fake_env):
+    path = tmp_path / "data.jsonl"
+    write_records(path, _records(fake_env))
+    with path.open("a") as fh:
+        fh.write("\n{not json\n")
+    with pytest.raises(ValueError, match=r"data\.jsonl:4: not valid JSON"):
+        load_records(path)
+
+
+def test_invalid_record_names_line_and_field(tmp_path, fake_env):
+    good = _records(fake_env)[0]
+    bad = good.model_dump(mode="json")
+    bad["label"] = "maybe"
+    path = tmp_path / "data.jsonl"
+    import json
+
+    path.write_text(good.model_dump_json() + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(ValueError, match=r"data\.jsonl:2: not a labelled trajectory record \(label"):
+        load_records(path)
+
+
+def test_records_are_internally_consistent(fake_env):
+    ok, cut = _records(fake_env)
+    with pytest.raises(ValueError, match="contradicts"):
+        LabelledTrajectory(**{**ok.model_dump(), "label": "failure"})
+    with pytest.raises(ValueError, match="needs a cause"):
+        LabelledTrajectory(**{**cut.model_dump(), "cause": None})
+    with pytest.raises(ValueError, match="takes no cause"):
+        LabelledTrajectory(**{**ok.model_dump(), "cause": cut.cause.model_dump()})

@@ -1,0 +1,87 @@
+"""The ScienceWorld adapter against the real simulator (one shared JVM for the session)."""
+
+import pytest
+
+from rbdspy.envs import play
+from rbdspy.envs.scienceworld_actions import TEMPLATE_HINTS, ambiguity_choices
+
+SHORT = "lifespan-longest-lived"  # 5-6 step gold paths
+
+
+def test_thirty_task_types_with_disjoint_splits(sw_env):
+    types = sw_env.task_types()
+    assert len(types) == 30 and "boil" in types
+    for task_type in types:
+        splits = sw_env.variations(task_type)
+        train, dev, test = (set(splits[s]) for s in ("train", "dev", "test"))
+        assert train and dev and test, task_type
+        assert not (train & dev) and not (train & test) and not (dev & test), task_type
+    ids = {s: {r.id for r in sw_env.tasks(s, [SHORT])} for s in ("train", "dev", "test")}
+    assert all(i.startswith(f"scienceworld/{SHORT}/") for i in ids["train"])
+    assert not (ids["train"] & ids["dev"]) and not (ids["dev"] & ids["test"])
+
+
+def test_gold_path_succeeds_and_a_truncated_one_fails(sw_env):
+    ref = sw_env.tasks("train", [SHORT])[0]
+    gold = sw_env.gold_path(ref)
+    assert gold and not gold[0].startswith("ERROR")
+    won = play(sw_env, ref, gold)
+    assert won.outcome is True and won.metadata["final_score"] == 100 and won.metadata["max_score"] == 100
+    assert "life span" in won.task  # the task description, not the id
+    # Stop one action before the win (gold paths can go on after the task is won).
+    lost = play(sw_env, ref, gold[: won.metadata["n_steps"] - 1])
+    assert lost.outcome is False and lost.metadata["final_score"] < 100
+
+
+def test_wrong_focus_fails_and_ends_the_episode(sw_env):
+    ref = sw_env.tasks("dev", [SHORT])[0]
+    sw_env.reset(ref, admissible=False)
+    result = sw_env.step("focus on agent", admissible=False)
+    assert result.done and not result.won and result.score < 0 and sw_env.success is False
+
+
+def test_step_results_and_compact_admissible_actions(sw_env):
+    ref = sw_env.tasks("train", ["boil"])[0]
+    obs = sw_env.reset(ref)
+    assert "boil" in obs.task_description.lower() and "hallway" in obs.text
+    assert obs.admissible[:3] == ["look around", "inventory", "task"]
+    concrete = [a for a in obs.admissible if a not in TEMPLATE_HINTS]
+    assert len(concrete) <= sw_env.max_admissible
+    assert not any(a.startswith("connect") for a in concrete)  # no electrical contacts in the hallway
+    assert any(a.startswith("open door to") for a in concrete)
+    assert obs.admissible[-len(TEMPLATE_HINTS) :] == list(TEMPLATE_HINTS)
+
+    nonsense = sw_env.step("fly to the moon")
+    assert nonsense.valid is False and not nonsense.done and "No known action" in nonsense.observation
+    empty = sw_env.step("   ", admissible=False)
+    assert empty.valid is False
+
+    door = next(a for a in concrete if a.startswith("open door to"))
+    opened = sw_env.step(door)
+    assert opened.valid and not opened.done and opened.score >= 0
+
+
+def test_ambiguous_actions_offer_numbered_choices(sw_env):
+    sw_env.reset(sw_env.tasks("train", ["boil"])[0], admissible=False)
+    result = sw_env.step("open door")
+    assert result.observation.startswith("Ambiguous request")
+    assert result.admissible and all(a.isdigit() for a in result.admissible)
+    assert ambiguity_choices("You open the door.") is None
+
+
+def test_task_ids_are_checked_against_their_split(sw_env):
+    train_variation = sw_env.variations(SHORT)["train"][0]
+    with pytest.raises(ValueError, match="is in the train split"):
+        sw_env.reset(f"scienceworld/{SHORT}/test/{train_variation}")
+    with pytest.raises(ValueError, match="unknown task type"):
+        sw_env.reset("scienceworld/boil-an-egg/train/0")
+    unseen = sw_env.variations(SHORT)["train"][-1]
+    sw_env.gold_path(f"scienceworld/{SHORT}/train/{unseen}")  # a first call loads the task: no episode left
+    with pytest.raises(RuntimeError, match="reset"):
+        sw_env.step("look around")
+
+
+def test_describe_matches_the_episode(sw_env):
+    ref = sw_env.tasks("test", [SHORT])[0]
+    text = sw_env.describe(ref)
+    assert text == sw_env.reset(ref, admissible=False).task_description
