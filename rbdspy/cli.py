@@ -153,7 +153,7 @@ def memory_rm(
 @app.command("demo")
 def demo(
     path: Path = typer.Option(Path("bank"), "--path", "-p", help="Where the bank is kept (reused if it exists)."),
-    tasks: int = typer.Option(6, "--tasks", "-n", help="How many demo tasks to run."),
+    tasks: int = typer.Option(4, "--tasks", "-n", help="How many demo tasks to run (at most 6)."),
     k: int = typer.Option(1, "-k", help="Memory items retrieved per task."),
     lm: Optional[str] = LmOpt,
     embedder: Optional[str] = EmbedderOpt,

@@ -57,7 +57,9 @@ def run_demo(lm: dspy.LM, embedder, path: Path, n_tasks: int = len(DEMO_TASKS), 
     if not 1 <= n_tasks <= len(DEMO_TASKS):
         raise ValueError(f"--tasks must be between 1 and {len(DEMO_TASKS)}; got {n_tasks}")
     rows = []
-    with MemoryStore(path, embedder=embedder) as store, dspy.context(lm=lm):
+    # JSONAdapter: typed outputs go out as a JSON schema, which the embedded engine enforces with
+    # constrained decoding, so a small local model's lessons parse.
+    with MemoryStore(path, embedder=embedder) as store, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         bank = ReasoningBank(agent=dspy.ChainOfThought(DemoAgent), store=store, k=k)
         for spec in track(DEMO_TASKS[:n_tasks], description="tasks", console=console):
             pred = bank(task=spec.task)
@@ -74,7 +76,7 @@ def run_demo(lm: dspy.LM, embedder, path: Path, n_tasks: int = len(DEMO_TASKS), 
     for column in ("#", "task", "answer", "correct", "judge", "memory used", "memory added"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows):
-        table.add_row(str(i), row["task"][:60], row["answer"][:20], "yes" if row["correct"] else "no", row["verdict"],
+        table.add_row(str(i), row["task"].split("?")[0] + "?", row["answer"][:12], "yes" if row["correct"] else "no", row["verdict"],
                       "; ".join(row["used"]) or "-", "; ".join(row["added"]) or "-")
     console.print(table)
     console.print(f"Inspect the bank: rbdspy memory list --path {path}")
