@@ -10,8 +10,10 @@ builder uses), steps/s on that path (reset excluded), and steps/s when the admis
 agent episode pays per step before any LM time). Then `build_dataset` is timed on `--build`
 records (gold successes and perturbed failures, every record re-checked by replay).
 
-Agent seconds per step with a real LM come later: `--agent-lm` is reserved for it
-(`bench_agent_seconds_per_step`) and is not implemented yet.
+With `--agent-lm local local-fast`, EnvAgent (JSONAdapter, constrained decoding) also plays
+`--agent-episodes` tasks per model on the demo's task set (small TextWorld-Express games, or
+ScienceWorld find-* tasks) with a `--agent-max-steps` limit, and the benchmark reports seconds
+per step and per episode, prompt tokens per step, and the environment's success rate.
 """
 
 from __future__ import annotations
@@ -100,10 +102,59 @@ def bench_build(env: Environment, n: int, task_types: list[str] | None) -> dict:
     }
 
 
-def bench_agent_seconds_per_step(env: Environment, model: str) -> dict:
-    """Agent seconds per step with a real LM (`--agent-lm`). Not implemented yet: to be added
-    with the local LM engine."""
-    raise NotImplementedError("agent timing with a real LM is not implemented yet (--agent-lm is reserved for it)")
+def bench_agent(env_name: str, model: str, episodes: int, max_steps: int, lm=None) -> dict:
+    """EnvAgent on `model` (or the given `lm`) over `episodes` demo tasks: seconds per step
+    and per episode. Every LM call is a real one: DSPy's cache is off for the run."""
+    import dspy
+
+    from rbdspy.demo import demo_tasks, open_demo_env
+    from rbdspy.envs import EnvAgent
+    from rbdspy.lm import make_lm
+
+    lm = lm or make_lm(model)
+    engine = getattr(lm, "engine", None)
+    load_s = 0.0
+    if engine is not None and hasattr(engine, "load"):
+        t0 = time.perf_counter()
+        engine.load()  # model load is reported apart, not charged to the first step
+        load_s = time.perf_counter() - t0
+    episode_s, steps, wins, prompt_tokens = [], [], 0, 0
+    with open_demo_env(env_name) as env, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        agent = EnvAgent(env, max_steps=max_steps)
+        for task_id in demo_tasks(env, episodes):
+            calls_before = len(lm.history)
+            t0 = time.perf_counter()
+            trajectory = agent(task=agent.describe(task_id), task_id=task_id).trajectory
+            episode_s.append(time.perf_counter() - t0)
+            steps.append(max(int(trajectory.metadata.get("n_steps", 0)), 1))
+            wins += bool(trajectory.outcome)
+            for entry in lm.history[calls_before:]:
+                prompt_tokens += int((entry.get("usage") or {}).get("prompt_tokens", 0) or 0)
+    return {
+        "env": env_name,
+        "model": model,
+        "episodes": len(episode_s),
+        "max_steps": max_steps,
+        "load_s": load_s,
+        "s_per_step": sum(episode_s) / sum(steps),
+        "s_per_episode": statistics.mean(episode_s),
+        "steps": statistics.mean(steps),
+        "prompt_tokens_per_step": prompt_tokens / sum(steps),
+        "success": wins / len(episode_s),
+    }
+
+
+def _agent_table(rows: list[dict]) -> str:
+    lines = [
+        "| env | agent LM | episodes | step limit | model load (s) | mean steps | s/step | s/episode | prompt tokens/step | success |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['env']} | {r['model']} | {r['episodes']} | {r['max_steps']} | {r['load_s']:.1f} | {r['steps']:.1f} | "
+            f"{r['s_per_step']:.2f} | {r['s_per_episode']:.1f} | {r['prompt_tokens_per_step']:,.0f} | {r['success']:.0%} |"
+        )
+    return "\n".join(lines)
 
 
 def _table(rows: list[dict]) -> str:
@@ -139,7 +190,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--episodes", type=int, default=3, help="train tasks per task type")
     parser.add_argument("--build", type=int, default=40, help="records for the build_dataset timing (0: skip)")
     parser.add_argument("--smoke", action="store_true", help="one task type, one episode, 4 records per env")
-    parser.add_argument("--agent-lm", default=None, metavar="MODEL", help="reserved: agent seconds per step with this LM (not implemented yet)")
+    parser.add_argument("--agent-lm", nargs="+", default=[], metavar="MODEL", help="also time EnvAgent on these LMs (e.g. local local-fast)")
+    parser.add_argument("--agent-episodes", type=int, default=3, help="agent episodes per LM and env")
+    parser.add_argument("--agent-max-steps", type=int, default=8, help="step limit of the timed agent episodes")
     args = parser.parse_args(argv)
     if args.episodes < 1 or args.build < 0:
         parser.error("--episodes must be at least 1 and --build 0 or more")
@@ -156,10 +209,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
             if n_build:
                 # Builder timing over all task types (interleaved), as `rbdspy data build` runs it.
                 build_rows.append(bench_build(env, n_build, types[name] if args.smoke else None))
-            if args.agent_lm:
-                bench_agent_seconds_per_step(env, args.agent_lm)
         finally:
             env.close()
+    if args.agent_lm:
+        import dspy
+
+        dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # time the model, not the cache
+    agent_rows = [bench_agent(name, model, args.agent_episodes, args.agent_max_steps)
+                  for model in args.agent_lm for name in args.envs]
 
     print(f"Environment benchmark, gold policy, train split, {episodes} episode(s) per task type.")
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.")
@@ -168,11 +225,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if build_rows:
         print(f"\nbuild_dataset (seed 0, {'the task types above' if args.smoke else 'all task types'}, every record re-checked by replay):\n")
         print(_build_table(build_rows))
+    if agent_rows:
+        print(f"\nEnvAgent with a real LM (demo task set, JSONAdapter, temperature 0, DSPy cache off):\n")
+        print(_agent_table(agent_rows))
     command = "python benchmarks/env_bench.py " + (
         "--smoke" if args.smoke else f"--episodes {episodes} --build {n_build}"
     ) + f" --envs {' '.join(args.envs)}"
+    if args.agent_lm:
+        command += f" --agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes} --agent-max-steps {args.agent_max_steps}"
     print(f"\nReproduce: {command}")
-    return rows + build_rows
+    return rows + build_rows + agent_rows
 
 
 if __name__ == "__main__":

@@ -4,11 +4,11 @@
 
 For each embedded model: time to get the verified model file and to load the server; prompt
 reading and generation speed (llama.cpp's own timings); the p50 latency of a judge-style typed
-call (``task, trajectory -> verdict: Literal["success","failure"], rationale: str``) through
-DSPy's JSONAdapter with constrained decoding, on a ~1,000-token prompt:
+call of rbdspy's own ``Judge`` (chain of thought over ``JudgeTrajectory``: reasoning, verdict,
+rationale) through DSPy's JSONAdapter with constrained decoding, on a ~1,000-token trajectory:
 
-- cold: nothing reusable in llama.cpp's prompt cache (the first input field's description carries
-  a per-round nonce, so the prompt differs from every earlier one within its first ~15 tokens);
+- cold: nothing reusable in llama.cpp's prompt cache (the instructions start with a per-round
+  nonce, so the prompt differs from every earlier one within its first ~15 tokens);
 - warm: the next call of the same round, same instructions and task, the trajectory sharing its
   first ~3/4 and ending differently (a sibling rollout or a refined attempt, as MaTTS makes);
 - warm-instr: a third call sharing only the instruction prefix (new task, new trajectory), the
@@ -29,7 +29,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -37,24 +36,11 @@ import dspy  # noqa: E402
 
 from rbdspy.lm import make_embedder, make_lm  # noqa: E402
 from rbdspy.lm.model_files import ensure_model  # noqa: E402
+from rbdspy.modules import Judge  # noqa: E402
 
-MAX_TOKENS = 160
+MAX_TOKENS = 256
 STEPS_PER_TRAJECTORY = 18  # ~1,000 prompt tokens with the judge instructions
 SHARED_STEPS = 13
-
-
-class JudgeBench(dspy.Signature):
-    """You are a strict judge of an AI agent's attempt at a task in a text environment.
-    Read the task and the full trajectory of actions and observations. Decide whether the agent
-    actually achieved the goal, judging by the observations, not by the agent's own claims.
-    If the evidence is incomplete or ambiguous, the verdict is failure: a false success is
-    worse than a false failure. Give the verdict, then a one-sentence rationale naming the
-    decisive step."""
-
-    task: str = dspy.InputField(desc="the goal the agent was given")
-    trajectory: str = dspy.InputField(desc="the agent's steps: actions and what it observed")
-    verdict: Literal["success", "failure"] = dspy.OutputField()
-    rationale: str = dspy.OutputField(desc="one sentence, at most 25 words")
 
 
 # — synthetic trajectories (deterministic) ——————————————————————————————————————————————
@@ -106,16 +92,14 @@ def trajectory(seed: int, shared_from: int | None = None) -> str:
 # — measuring ————————————————————————————————————————————————————————————————————————————
 
 
-def _timed_call(lm, signature, task, traj):
+def _timed_call(lm, judge, task, traj):
     """One judge call: (seconds, llama.cpp timings, parsed ok, truncated)."""
     start = time.perf_counter()
-    ok = True
-    try:
-        pred = dspy.Predict(signature)(task=task, trajectory=traj)
-        ok = pred.verdict in ("success", "failure") and isinstance(pred.rationale, str)
-    except Exception as exc:  # a parse failure or an engine error: counted, never hidden
-        ok = False
-        print(f"    call failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+    # Judge turns any LM or parse error into an "indeterminate" verdict, so that is the failure count.
+    verdict = judge(task=task, trajectory=traj).verdict
+    ok = verdict.label in ("success", "failure")
+    if not ok:
+        print(f"    call failed: {verdict.rationale[:200]}", file=sys.stderr)
     seconds = time.perf_counter() - start
     response = lm.history[-1]["response"] if lm.history else None
     timings = (getattr(response, "provider_data", None) or {}).get("timings", {})
@@ -138,7 +122,9 @@ def bench_model(spec: str, calls: int) -> dict:
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         for r in range(calls):
             nonce = f"{os.getpid()}-{r}-{time.time_ns()}"
-            signature = JudgeBench.with_updated_fields("task", desc=f"the goal the agent was given (round {nonce})")
+            judge = Judge()
+            sig = judge.predict.signature
+            judge.predict.signature = sig.with_instructions(f"(round {nonce})\n" + sig.instructions)
             task = TASKS[r % len(TASKS)]
             plan = [
                 ("cold", task, trajectory(1000 + r)),
@@ -146,7 +132,7 @@ def bench_model(spec: str, calls: int) -> dict:
                 ("warm-instr", TASKS[(r + 3) % len(TASKS)], trajectory(3000 + r)),
             ]
             for kind, task_text, traj in plan:
-                seconds, timings, ok, cut = _timed_call(lm, signature, task_text, traj)
+                seconds, timings, ok, cut = _timed_call(lm, judge, task_text, traj)
                 failures += not ok
                 truncated += cut
                 rows[kind].append({"s": seconds, **{k: timings.get(k) for k in

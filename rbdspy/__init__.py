@@ -5,11 +5,23 @@
     store = rbdspy.MemoryStore("bank/", embedder=rbdspy.make_embedder("local"))
     bank = rbdspy.ReasoningBank(agent=my_agent, store=store, k=1)
     pred = bank(task="...")
+    pred = rbdspy.MaTTS(bank, k=3, mode="parallel")(task="...")   # or mode="sequential"
 """
 
 from rbdspy.lm import make_embedder, make_lm
 from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
-from rbdspy.modules import ContrastiveDistiller, Extractor, Judge, MemoryRetriever, ReasoningBank
+from rbdspy.modules import (
+    ContrastiveDistiller,
+    Extractor,
+    Judge,
+    MaTTS,
+    MemoryRetriever,
+    ReasoningBank,
+    Rollout,
+    TrajectoryRefiner,
+    TrajectorySelector,
+    VanillaTTS,
+)
 from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
 
 __version__ = "0.1.0"
@@ -20,14 +32,19 @@ __all__ = [
     "HashEmbedder",
     "Judge",
     "Lesson",
+    "MaTTS",
     "MemoryItem",
     "MemoryRetriever",
     "MemoryStore",
     "Provenance",
     "ReasoningBank",
+    "Rollout",
     "Step",
     "Trajectory",
+    "TrajectoryRefiner",
+    "TrajectorySelector",
     "Verdict",
+    "VanillaTTS",
     "format_memory_block",
     "make_embedder",
     "make_lm",

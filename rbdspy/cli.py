@@ -153,16 +153,76 @@ def memory_rm(
 @app.command("demo")
 def demo(
     path: Path = typer.Option(Path("bank"), "--path", "-p", help="Where the bank is kept (reused if it exists)."),
-    tasks: int = typer.Option(4, "--tasks", "-n", help="How many demo tasks to run (at most 6)."),
+    env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
+    tasks: int = typer.Option(3, "--tasks", "-n", help="How many environment tasks to play."),
+    max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
     k: int = typer.Option(1, "-k", help="Memory items retrieved per task."),
+    matts: str = typer.Option("none", "--matts", help="Memory-aware test-time scaling: none | parallel | sequential."),
+    rollouts: int = typer.Option(3, "--k", "--rollouts", help="With --matts: rollouts (parallel) or 1 rollout + k-1 refinements (sequential) per task. (-k is memory items retrieved.)"),
     lm: Optional[str] = LmOpt,
     embedder: Optional[str] = EmbedderOpt,
 ):
-    """Run a short stream of tasks through an agent wrapped in ReasoningBank (offline by default)."""
-    from rbdspy.demo import run_demo
+    """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default)."""
+    from rbdspy.demo import DEMO_ENVS, MATTS_MODES, run_demo
     from rbdspy.lm import make_embedder, make_lm
 
-    run_demo(make_lm(lm), make_embedder(embedder), path, n_tasks=tasks, k=k, console=console)
+    if env not in DEMO_ENVS:
+        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+    if matts not in MATTS_MODES:
+        raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
+    if rollouts < 1:
+        raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--k")
+    run_demo(make_lm(lm), make_embedder(embedder), path, env=env, n_tasks=tasks, k=k, max_steps=max_steps, console=console,
+             matts=matts, rollouts=rollouts)
+
+
+@app.command("bench")
+def bench(
+    env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
+    tasks: Optional[int] = typer.Option(None, "--tasks", "-n", help="Tasks in the stream, half built on train, half measured on dev (default 12; 6 with --smoke)."),
+    arms: str = typer.Option("default", "--arms", help="Comma list of arms or sets: default, all, baselines, matts, topk, or arm names (see README)."),
+    seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
+    smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
+    compiled: bool = typer.Option(True, "--compiled/--uncompiled", help="The shipped compiled judge/extractor prompts, or the hand-written ones."),
+    experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
+    lm: Optional[str] = LmOpt,
+    embedder: Optional[str] = EmbedderOpt,
+):
+    """Does memory make the agent better, and at what cost? Plays the same task stream with each
+    arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
+    interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
+    from rbdspy.bench import parse_arms, run_bench
+    from rbdspy.demo import DEMO_ENVS
+    from rbdspy.lm import make_embedder, make_lm
+
+    if env not in DEMO_ENVS:
+        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+    try:
+        arm_names = parse_arms(arms)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--arms") from error
+    if resume and out is None:
+        raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
+    try:
+        run_bench(make_lm(lm), make_embedder(embedder), out, env=env, n_tasks=tasks, arms=arm_names, seed=seed, max_steps=max_steps,
+                  compiled=compiled, resume=resume, smoke=smoke, lm_name=lm or "local", embedder_name=embedder or "local",
+                  console=console, experiment=experiment)
+    except (FileExistsError, ValueError) as error:
+        raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks") from error
+
+
+def _game_params(values: list[str]) -> dict[str, str]:
+    """`GAME:KEY=V,KEY=V` strings -> {game: "KEY=V,KEY=V"}."""
+    out = {}
+    for value in values:
+        game, sep, spec = value.partition(":")
+        if not sep or not game.strip() or "=" not in spec:
+            raise typer.BadParameter(f"{value!r} is not GAME:KEY=VALUE[,KEY=VALUE...] (e.g. coin:numLocations=3)", param_hint="--params")
+        out[game.strip()] = spec.strip()
+    return out
 
 
 @data_app.command("build")
@@ -176,6 +236,8 @@ def data_build(
     gold_cache: Optional[Path] = typer.Option(None, "--gold-cache", help="JSON file pinning gold paths, for reproducible rebuilds."),
     agent_lm: Optional[str] = typer.Option(None, "--agent-lm", help="Also add rollouts of EnvAgent on this LM (e.g. local)."),
     max_steps: int = typer.Option(30, "--max-steps", help="Step limit of agent rollouts."),
+    agent_only: bool = typer.Option(False, "--agent-only", help="Only agent rollouts (needs --agent-lm), every label kept."),
+    params: Optional[list[str]] = typer.Option(None, "--params", help="TextWorld-Express game parameters, GAME:KEY=V,KEY=V (repeatable)."),
 ):
     """Write trajectories labelled by the environment's score: gold paths, broken gold paths the
     environment confirms as failures, and optionally agent rollouts. Every record is replayed
@@ -184,7 +246,11 @@ def data_build(
 
     out = out or Path("datasets") / f"{env}-{split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
-    options = {"gold_cache": gold_cache} if gold_cache else {}
+    if agent_only and not agent_lm:
+        raise typer.BadParameter("--agent-only needs --agent-lm (the LM whose rollouts to record)", param_hint="--agent-only")
+    options: dict = {"gold_cache": gold_cache} if gold_cache else {}
+    if params:
+        options["params"] = _game_params(params)
     with make_env(env, **options) as environment:
         agent = None
         if agent_lm:
@@ -192,12 +258,148 @@ def data_build(
 
             from rbdspy.lm import make_lm
 
-            dspy.configure(lm=make_lm(agent_lm))
+            # JSONAdapter: the embedded engine then constrains each action to the output schema.
+            dspy.configure(lm=make_lm(agent_lm), adapter=dspy.JSONAdapter())
             agent = EnvAgent(environment, max_steps=max_steps)
         types = [t.strip() for t in task_types.split(",")] if task_types else None
-        report = build_dataset(environment, split, n, out, agent=agent, seed=seed, task_types=types)
+        report = build_dataset(environment, split, n, out, agent=agent, seed=seed, task_types=types, gold=not agent_only)
     console.print(report)
     console.print(f"wrote {out}")
+
+
+@data_app.command("stats")
+def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Dataset JSONL files.")):
+    """Counts per file, split, task type, label and provenance, as Markdown (the datasheet's tables)."""
+    from rbdspy.envs.dataset_stats import file_table, overlap, type_table
+
+    table, _ = file_table(files)
+    typer.echo(table + "\n\n" + type_table(files) + f"\n\nTask ids found in more than one split: {overlap(files)}")
+
+
+# ---- compile, eval, ui: tuned prompts from labelled trajectories, tracked in MLflow -------------
+
+CompileTargetOpt = typer.Option("judge", "--target", help="judge | extractors | all")
+TrainOpt = typer.Option(..., "--train", help="Training JSONL files or globs (repeatable, or comma-separated).")
+DevOpt = typer.Option(..., "--dev", help="Dev JSONL files or globs, scored before and after compiling (repeatable).")
+
+
+def _lm_or_none(spec: str | None):
+    if spec is None:
+        return None
+    from rbdspy.lm import make_lm
+
+    return make_lm(spec)
+
+
+def _report_table(title: str, metrics: dict[str, float]) -> Table:
+    table = Table(title=title, show_header=False)
+    for key, value in metrics.items():
+        table.add_row(key, f"{value:.3f}")
+    return table
+
+
+@app.command("compile")
+def compile_cmd(
+    target: str = CompileTargetOpt,
+    optimizer: str = typer.Option("gepa", "--optimizer", help="gepa | miprov2 | bootstrap | labeled"),
+    train: list[str] = TrainOpt,
+    dev: list[str] = DevOpt,
+    budget: Optional[int] = typer.Option(None, "--budget", help="Metric calls the optimizer may spend, per target (default: sized for the local LM, see README)."),
+    out: Path = typer.Option(Path("compiled"), "--out", help="Directory for judge.json / extractors.json."),
+    train_limit: Optional[int] = typer.Option(None, "--train-limit", help="Train records used, sampled balanced by label."),
+    dev_limit: Optional[int] = typer.Option(None, "--dev-limit", help="Dev records scored before and after, sampled balanced by label."),
+    max_demos: Optional[int] = typer.Option(None, "--max-demos", help="Few-shot demos per predictor (bootstrap, labeled)."),
+    seed: int = typer.Option(0, "--seed"),
+    threads: int = typer.Option(1, "--threads", help="Parallel program calls (1 for the embedded local LM)."),
+    experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
+    log_model: bool = typer.Option(True, "--log-model/--no-log-model", help="Also log the program with mlflow.dspy.log_model."),
+    lm: Optional[str] = LmOpt,
+    reflection_lm: Optional[str] = typer.Option(None, "--reflection-lm", help="LM that proposes instructions (GEPA reflection, MIPROv2 proposer); default: --lm."),
+    rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."),
+):
+    """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
+    JSON in --out and log the run to MLflow. `ReasoningBank(..., compiled=OUT)` uses them."""
+    import dspy
+
+    from rbdspy.lm import make_lm
+    from rbdspy.optimizers import compile_program
+    from rbdspy.optimizers.recipes import check, defaults_for, estimate_seconds
+
+    targets = ["judge", "extractors"] if target == "all" else [target]
+    try:
+        for name in targets:
+            check(name, optimizer)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
+    task_lm = make_lm(lm)
+    dspy.configure(lm=task_lm)
+    reflection = _lm_or_none(reflection_lm)
+    rubric = _lm_or_none(rubric_lm)
+    for name in targets:
+        default_budget, defaults = defaults_for(name, optimizer, in_all=len(targets) > 1)
+        spend = default_budget if budget is None else budget
+        minutes = estimate_seconds(name, optimizer, spend, defaults.dev_limit if dev_limit is None else dev_limit) / 60
+        console.print(f"[bold]{name}[/bold] with {optimizer}: budget {spend} metric calls (about {minutes:.0f} min on the embedded local LM)")
+        try:
+            result = compile_program(
+                name, optimizer, train, dev, out_dir=out, budget=budget, lm=task_lm, reflection_lm=reflection, rubric_lm=rubric,
+                train_limit=train_limit, dev_limit=dev_limit, max_demos=max_demos, seed=seed, num_threads=threads,
+                in_all=len(targets) > 1, experiment=experiment, log_model=log_model,
+            )
+        except (FileNotFoundError, ValueError) as error:
+            raise typer.BadParameter(str(error), param_hint="--train/--dev/--budget") from error
+        if result.before is not None:
+            table = Table(title=f"{name}: dev ({len(result.after.rows)} records)")
+            for column in ("metric", "before", "after"):
+                table.add_column(column)
+            for key in result.before.metrics:
+                table.add_row(key, f"{result.before.metrics[key]:.3f}", f"{result.after.metrics[key]:.3f}")
+            console.print(table)
+        console.print(f"saved {result.path} (MLflow run {result.run_id}; `rbdspy ui` to browse)")
+
+
+@app.command("eval")
+def eval_cmd(
+    target: str = typer.Option("judge", "--target", help="judge | extractors"),
+    data: list[str] = typer.Option(..., "--data", help="Labelled JSONL files or globs (repeatable)."),
+    compiled: Optional[Path] = typer.Option(None, "--compiled", help="A compiled .json or a `rbdspy compile` output directory (default: the hand-written prompts)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Records scored, sampled balanced by label (default: all)."),
+    seed: int = typer.Option(0, "--seed"),
+    threads: int = typer.Option(1, "--threads", help="Parallel program calls (1 for the embedded local LM)."),
+    experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
+    lm: Optional[str] = LmOpt,
+    rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
+):
+    """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
+    extractors (lesson metric and its parts) on labelled data, as one MLflow run."""
+    from rbdspy.lm import make_lm
+    from rbdspy.optimizers import evaluate_program
+
+    if target not in ("judge", "extractors"):
+        raise typer.BadParameter(f"{target!r} is not judge or extractors", param_hint="--target")
+    try:
+        report, run_id = evaluate_program(target, data, compiled=compiled, lm=make_lm(lm), limit=limit, seed=seed, num_threads=threads, rubric_lm=_lm_or_none(rubric_lm), experiment=experiment)
+    except (FileNotFoundError, ValueError) as error:
+        raise typer.BadParameter(str(error), param_hint="--data/--compiled") from error
+    console.print(_report_table(f"{target} ({len(report.rows)} records, {compiled or 'uncompiled'})", report.metrics))
+    if report.confusion:
+        table = Table(title="environment label (rows) x verdict (columns)")
+        for column in ("", "success", "failure", "indeterminate"):
+            table.add_column(column)
+        for gold, row in report.confusion.items():
+            table.add_row(gold, *(str(row[p]) for p in ("success", "failure", "indeterminate")))
+        console.print(table)
+    console.print(f"MLflow run {run_id}")
+
+
+@app.command("ui")
+def ui_cmd(port: int = typer.Option(5000, "--port", help="Port on 127.0.0.1.")):
+    """Start the MLflow UI on 127.0.0.1 on the project's tracking store ($MLFLOW_TRACKING_URI or
+    sqlite:///mlflow.db here)."""
+    from rbdspy import tracking
+
+    console.print(f"MLflow UI for {tracking.tracking_uri()} at http://127.0.0.1:{port} (Ctrl-C to stop)")
+    raise typer.Exit(tracking.ui(port=port))
 
 
 def main() -> None:

@@ -1,83 +1,144 @@
-"""`rbdspy demo`: a short stream of small reasoning tasks through a DSPy agent wrapped in a
-ReasoningBank, showing what the bank judged, learned and reused.
+"""`rbdspy demo`: EnvAgent wrapped in a ReasoningBank on a short stream of real environment tasks.
 
-The tasks come in two families (unit conversions, letter counting) so lessons from early tasks
-are retrievable for later ones. Each task carries its true answer, used only to print whether
-the judge was right; the judge never sees it.
+Each task is played in the environment (TextWorld-Express by default, ScienceWorld on request),
+judged by the bank's LM judge, and distilled into memory; the next task retrieves from what the
+earlier ones left. The environment's own success flag is printed next to the judge's verdict, so
+a user sees where the judge was right; the bank itself learns from the judge (as it would on a
+task with no ground truth), unless `trust_outcome` is set.
+
+Games and task types are interleaved (twc, coin, cookingworld, twc, ...) so that every task after
+the first round has a lesson from its own kind to retrieve. The TextWorld-Express games are made
+small (one to three rooms, no distractors) so that a 1.5B local model can finish some of them
+within the step limit.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dspy
 from rich.console import Console
-from rich.progress import track
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-
-@dataclass(frozen=True)
-class DemoTask:
-    task: str
-    answer: str
-
-
-DEMO_TASKS = (
-    DemoTask("How many inches are in 3 feet? Answer with a number only.", "36"),
-    DemoTask("How many times does the letter r appear in the word strawberry? Answer with a number only.", "3"),
-    DemoTask("How many minutes are in 2.5 hours? Answer with a number only.", "150"),
-    DemoTask("How many times does the letter s appear in the word mississippi? Answer with a number only.", "4"),
-    DemoTask("How many centimeters are in 4 meters? Answer with a number only.", "400"),
-    DemoTask("How many times does the letter e appear in the word excellence? Answer with a number only.", "4"),
-)
+# Small games: a handful of gold steps each (twc 3, coin 1-4, cookingworld ~10).
+TWX_DEMO_PARAMS = {
+    "twc": "numLocations=1,numItemsToPutAway=1,includeDoors=0",
+    "coin": "numLocations=3,numDistractorItems=0,includeDoors=0",
+    "cookingworld": "numLocations=1,numIngredients=1,numDistractorItems=0,includeDoors=0",
+}
+# ScienceWorld task types whose gold paths are short enough for a demo's step budget.
+SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
+DEMO_ENVS = ("twx", "scienceworld")
+MATTS_MODES = ("none", "parallel", "sequential")
 
 
-class DemoAgent(dspy.Signature):
-    """Solve the task. The memory block holds lessons from earlier tasks: use them when they
-    apply, ignore them when they do not."""
+def open_demo_env(name: str):
+    """The environment the demo plays, configured with its small task set."""
+    from rbdspy.envs import make_env
 
-    task: str = dspy.InputField()
-    memory: str = dspy.InputField(desc="Lessons from past tasks (reference data, may be empty)")
-    answer: str = dspy.OutputField()
-
-
-def is_correct(answer: str, expected: str) -> bool:
-    numbers = re.findall(r"-?\d+(?:\.\d+)?", answer or "")
-    return bool(numbers) and float(numbers[0]) == float(expected)
+    if name == "twx":
+        return make_env("twx", games=list(TWX_DEMO_PARAMS), params=TWX_DEMO_PARAMS)
+    if name == "scienceworld":
+        return make_env("scienceworld")
+    raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
 
 
-def run_demo(lm: dspy.LM, embedder, path: Path, n_tasks: int = len(DEMO_TASKS), k: int = 1, console: Console | None = None) -> list[dict]:
-    """Runs the stream and returns one row per task (also printed as a table)."""
-    from rbdspy.memory import MemoryStore
-    from rbdspy.modules import ReasoningBank
+def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
+    """`n_tasks` task ids, one of each game/type in turn."""
+    types = list(TWX_DEMO_PARAMS) if getattr(env, "name", "") == "twx" else list(SW_DEMO_TYPES)
+    per_type = -(-n_tasks // len(types))
+    groups = [env.tasks(split, [t], limit=per_type) for t in types]
+    ids = [group[depth].id for depth in range(per_type) for group in groups if depth < len(group)]
+    return ids[:n_tasks]
 
-    console = console or Console()
-    if not 1 <= n_tasks <= len(DEMO_TASKS):
-        raise ValueError(f"--tasks must be between 1 and {len(DEMO_TASKS)}; got {n_tasks}")
-    rows = []
-    # JSONAdapter: typed outputs go out as a JSON schema, which the embedded engine enforces with
-    # constrained decoding, so a small local model's lessons parse.
-    with MemoryStore(path, embedder=embedder) as store, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        bank = ReasoningBank(agent=dspy.ChainOfThought(DemoAgent), store=store, k=k)
-        for spec in track(DEMO_TASKS[:n_tasks], description="tasks", console=console):
-            pred = bank(task=spec.task)
-            rows.append({
-                "task": spec.task,
-                "answer": str(pred.answer),
-                "correct": is_correct(str(pred.answer), spec.answer),
-                "verdict": pred.verdict.label,
-                "used": [item.title for item in pred.memories_used],
-                "added": [item.title for item in pred.memories_added],
-            })
-        total = len(store)
-    table = Table(title=f"rbdspy demo: {n_tasks} task(s), bank at {path} ({total} items)")
-    for column in ("#", "task", "answer", "correct", "judge", "memory used", "memory added"):
+
+def _row(task_id: str, pred: dspy.Prediction) -> dict:
+    trajectory = pred.trajectory  # None only when every MaTTS rollout failed
+    row = {
+        "task_id": task_id,
+        "env_success": bool(trajectory is not None and trajectory.outcome),
+        "verdict": pred.verdict.label,
+        "steps": int(trajectory.metadata.get("n_steps", 0)) if trajectory is not None else 0,
+        "used": [item.title for item in pred.memories_used],
+        "added": [f"[{item.source}] {item.title}" for item in pred.memories_added],
+    }
+    if getattr(pred, "mode", None) == "parallel":  # MaTTS: each rollout's environment outcome
+        row["rollout_success"] = [bool(r.trajectory is not None and r.trajectory.outcome) for r in pred.rollouts]
+        row["chosen"] = pred.chosen
+    elif getattr(pred, "mode", None) == "sequential":  # MaTTS: refinement passes that wrote notes
+        row["refinement_notes"] = sum(1 for r in pred.rollouts[1:] if r.notes)
+    return row
+
+
+def _table(rows: list[dict], path: Path, total: int) -> Table:
+    table = Table(title=f"rbdspy demo: {len(rows)} task(s), bank at {path} ({total} items)")
+    for column in ("#", "task", "env success", "judge", "steps", "memory used", "memory added"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows):
-        table.add_row(str(i), row["task"].split("?")[0] + "?", row["answer"][:12], "yes" if row["correct"] else "no", row["verdict"],
-                      "; ".join(row["used"]) or "-", "; ".join(row["added"]) or "-")
-    console.print(table)
+        table.add_row(str(i), row["task_id"].split("?")[0], "yes" if row["env_success"] else "no", row["verdict"],
+                      str(row["steps"]), "; ".join(row["used"]) or "-", "; ".join(row["added"]) or "-")
+    return table
+
+
+def run_demo(
+    lm: dspy.LM,
+    embedder: Any,
+    path: Path,
+    env: str = "twx",
+    n_tasks: int = 3,
+    k: int = 1,
+    max_steps: int = 10,
+    console: Console | None = None,
+    matts: str = "none",
+    rollouts: int = 3,
+) -> list[dict]:
+    """Plays the stream, returns one row per task (also printed, task by task and as a table).
+
+    `matts` "parallel" or "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or
+    1 rollout + rollouts-1 refinement passes); "none" plays each task once."""
+    from rbdspy.envs import EnvAgent
+    from rbdspy.memory import MemoryStore
+    from rbdspy.modules import MaTTS, ReasoningBank
+
+    if n_tasks < 1:
+        raise ValueError(f"--tasks must be at least 1; got {n_tasks}")
+    if max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
+    if matts not in MATTS_MODES:
+        raise ValueError(f"--matts must be one of {', '.join(MATTS_MODES)}; got {matts!r}")
+    console = console or Console()
+    rows: list[dict] = []
+    # JSONAdapter: typed outputs go out as a JSON schema, which the embedded engine enforces with
+    # constrained decoding, so a small local model's actions and lessons parse.
+    with open_demo_env(env) as environment, MemoryStore(path, embedder=embedder) as store, \
+            dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        agent = EnvAgent(environment, max_steps=max_steps)
+        bank = ReasoningBank(agent=agent, store=store, k=k)
+        program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
+        task_ids = demo_tasks(environment, n_tasks)
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=console)
+        with progress:
+            bar = progress.add_task("tasks", total=len(task_ids))
+            for task_id in task_ids:
+                progress.update(bar, description=f"playing {task_id.split('?')[0]}")
+                row = _row(task_id, program(task=agent.describe(task_id), task_id=task_id))
+                rows.append(row)
+                if "rollout_success" in row:
+                    progress.console.print(f"  MaTTS parallel: rollouts succeeded in the environment {sum(row['rollout_success'])}/"
+                                           f"{len(row['rollout_success'])}, answered with rollout {row['chosen']}")
+                elif "refinement_notes" in row:
+                    progress.console.print(f"  MaTTS sequential: {row['refinement_notes']}/{rollouts - 1} refinement passes wrote notes")
+                progress.console.print(
+                    f"{task_id.split('?')[0]}: environment says {'success' if row['env_success'] else 'failure'} "
+                    f"in {row['steps']} steps, judge says {row['verdict']}; used {len(row['used'])} memories, added {len(row['added'])}")
+                progress.advance(bar)
+        total = len(store)
+    console.print(_table(rows, path, total))
+    agreed = sum((r["verdict"] == "success") == r["env_success"] for r in rows if r["verdict"] != "indeterminate")
+    console.print(f"Environment successes: {sum(r['env_success'] for r in rows)}/{len(rows)}; "
+                  f"judge agreed with the environment on {agreed}/{len(rows)}.")
     console.print(f"Inspect the bank: rbdspy memory list --path {path}")
     return rows

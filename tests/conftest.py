@@ -8,6 +8,8 @@ import dspy
 import pytest
 
 os.environ.setdefault("MLFLOW_TRACKING_URI", "sqlite:///:memory:")
+# No DSPy autologging in unit tests (rbdspy.tracking reads this): it would trace every LM call.
+os.environ.setdefault("RBDSPY_MLFLOW_AUTOLOG", "0")
 # The module, not the `settings` object that dspy.dsp.utils re-exports under the same name.
 dspy_settings_module = importlib.import_module("dspy.dsp.utils.settings")
 

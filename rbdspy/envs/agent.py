@@ -131,8 +131,11 @@ class _Episode:
         self.window.append(("(no action: the model failed to answer)", ""))
 
     def result(self, env: Environment) -> dspy.Prediction:
-        env_name = getattr(env, "name", "env")
-        summary = f"{env_name} task {self.ref.id}: {'success' if env.success else 'failure'}, score {env.score:g}/{env.max_score:g} after {self.actions} actions"
+        # What the agent itself knows at the end, never the score: the trajectory goes to the
+        # bank's judge, which must decide from the observations (the environment's verdict is
+        # `outcome` and `metadata["final_score"]`, which the judge does not read).
+        ending = "the environment ended the episode" if self.done else f"the step limit ({self.agent.max_steps}) was reached"
+        summary = f"Stopped after {self.actions} actions: {ending}."
         trajectory = Trajectory(
             task=self.task,
             steps=self.steps,

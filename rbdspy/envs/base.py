@@ -236,7 +236,7 @@ def play(env: Environment, task: TaskRef | str, actions: Sequence[str], *, stop_
     return Trajectory(
         task=first.task_description,
         steps=steps,
-        final_answer=f"score {env.score:g}/{env.max_score:g}",
+        # No final answer: the score stays in `metadata` and `outcome`, out of what a judge reads.
         outcome=env.success,
         metadata=trajectory_metadata(env, ref, played),
     )

@@ -127,9 +127,11 @@ def _ordered_tasks(env: Environment, split: Split, task_types: Sequence[str] | N
 
 
 class _Builder:
-    def __init__(self, env, split, n, out_path, agent, seed, task_types, perturbations, max_attempts):
+    def __init__(self, env, split, n, out_path, agent, seed, task_types, perturbations, max_attempts, gold=True):
         if n < 1:
             raise ValueError(f"n must be at least 1; got {n}")
+        if not gold and agent is None:
+            raise ValueError("gold=False leaves only agent rollouts: pass an agent (e.g. EnvAgent on an LM)")
         unknown = [k for k in perturbations if k not in PERTURBED_KINDS]
         if unknown:
             raise ValueError(f"unknown perturbation kind(s) {unknown}; known: {', '.join(PERTURBED_KINDS)}")
@@ -139,8 +141,11 @@ class _Builder:
         self.perturbations = list(perturbations)
         self.max_attempts = max_attempts
         self.rng = random.Random(seed)
-        self.want_success = (n + 1) // 2
-        self.want_failure = n // 2
+        self.gold = gold
+        # Gold builds balance labels by construction; agent-only builds keep every rollout the
+        # environment labels, since what an LM agent fails at is the point of recording them.
+        self.want_success = (n + 1) // 2 if gold else n
+        self.want_failure = n // 2 if gold else n
         self.report = BuildReport(env=env.name, split=split, out_path=str(self.out_path), requested=n)
         self.discarded: Counter[str] = Counter()
         self.by_kind: Counter[str] = Counter()
@@ -163,6 +168,8 @@ class _Builder:
         return self.report.failures < self.want_failure
 
     def full(self) -> bool:
+        if self.report.written >= self.n:
+            return True
         return not self.room("success") and not self.room("failure")
 
     # -- records --------------------------------------------------------------------------
@@ -182,7 +189,7 @@ class _Builder:
 
     def accept(self, record: LabelledTrajectory, fh) -> bool:
         """Re-check by replay, then write. Returns whether the record was written."""
-        if not self.room(record.label):
+        if not self.room(record.label) or self.full():
             return False
         again = replay(self.env, TaskRef.parse(record.task_id), record.actions)
         if bool(again.outcome) != record.success:
@@ -240,6 +247,8 @@ class _Builder:
                 if record is not None and self.accept(record, fh):
                     successes += record.success
                     failures += not record.success
+        if not self.gold:
+            return
         with self.timed("gold"):
             gold_run = play(self.env, task, self.env.gold_path(task))
             if not gold_run.outcome:
@@ -321,6 +330,7 @@ def build_dataset(
     task_types: Sequence[str] | None = None,
     perturbations: Sequence[ProvenanceKind] = PERTURBED_KINDS,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    gold: bool = True,
 ) -> BuildReport:
     """Writes up to `n` labelled trajectories (about half successes, half failures) from
     `split` of `env` to `out_path` (JSONL, overwritten) and returns the report.
@@ -333,9 +343,11 @@ def build_dataset(
         task_types: restrict to these task types (default: all, interleaved).
         perturbations: which broken-gold kinds to use for failures.
         max_attempts: perturbations tried per task before giving up on a failure from it.
+        gold: False writes agent rollouts only (needs `agent`), one per task, whatever their
+            label, until `n` are written: no gold paths, no perturbations, no label balancing.
 
     Fewer than `n` records are written when the split runs out of tasks; the report says how
     many of each label and kind were written, and what was discarded and why.
     """
-    builder = _Builder(env, split, n, out_path, agent, seed, task_types, perturbations, max_attempts)
+    builder = _Builder(env, split, n, out_path, agent, seed, task_types, perturbations, max_attempts, gold)
     return builder.run(progress)

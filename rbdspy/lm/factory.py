@@ -25,7 +25,7 @@ __all__ = ["LOCAL_SPECS", "make_embedder", "make_lm"]
 LOCAL_SPECS = ("local", "local-fast")
 _INSTALL_HINT = "pip install torch==2.13.0 && pip install 'rbdspy[local]'"
 # Settings that belong to the embedded engine rather than to dspy.LM.
-_ENGINE_KEYS = ("model_path", "n_ctx", "n_threads", "n_batch", "n_ubatch", "cache_ram_mib")
+_ENGINE_KEYS = ("model_path", "n_ctx", "n_threads", "n_batch", "n_ubatch", "cache_ram_mib", "sampling")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "host.docker.internal"}
 
 
@@ -63,7 +63,8 @@ def make_lm(spec: str | None = None, **kw) -> Any:
     """A ``dspy.LM`` for ``spec`` (default: ``$RBDSPY_LM``, else "local").
 
     For "local"/"local-fast", ``model_path``, ``n_ctx``, ``n_threads``, ``n_batch``,
-    ``n_ubatch`` and ``cache_ram_mib`` configure the engine; every other keyword goes to
+    ``n_ubatch``, ``cache_ram_mib`` and ``sampling`` (extra llama.cpp sampling fields) configure
+    the engine; every other keyword goes to
     ``dspy.LM`` (``temperature``, ``max_tokens``, ``cache``, ``callbacks``, ...). The model
     file is joined and verified here, so a missing package fails now, with the pip command,
     rather than at the first call; the model itself loads on the first call.

@@ -27,9 +27,11 @@ class Extractor(dspy.Module):
     """Success trajectories go to `ExtractSuccessLessons`, failures to `ExtractFailureLessons`
     (guardrails); an indeterminate verdict extracts nothing and calls no LM.
 
-    Returns `Prediction(lessons=list[Lesson], kind="success"|"failure"|None)`. At most
-    `max_lessons` (3) lessons, each clipped to the Lesson limits; an LM error or a malformed
-    answer gives no lessons.
+    Returns `Prediction(lessons=list[Lesson], kind="success"|"failure"|None, drafts=...)`. At
+    most `max_lessons` (3) lessons, each clipped to the Lesson limits; an LM error or a
+    malformed answer gives no lessons. `drafts` is what the LM wrote before the caps were
+    enforced (None when nothing was parsed), so a compile metric can reward answers that needed
+    no clipping instead of only ever seeing the clipped result.
     """
 
     def __init__(self, max_lessons: int = MAX_LESSONS_PER_TRAJECTORY, max_chars: int = 6000):
@@ -54,7 +56,8 @@ class Extractor(dspy.Module):
         return verdict.label, predictor, inputs
 
     def _result(self, kind, pred) -> dspy.Prediction:
-        return dspy.Prediction(lessons=normalise_lessons(getattr(pred, "lessons", None), self.max_lessons), kind=kind)
+        drafts = getattr(pred, "lessons", None)
+        return dspy.Prediction(lessons=normalise_lessons(drafts, self.max_lessons), kind=kind, drafts=drafts)
 
     def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
         kind, predictor, inputs = self._route(task, trajectory, verdict)

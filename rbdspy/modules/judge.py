@@ -26,7 +26,9 @@ def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
 
 
 class Judge(dspy.Module):
-    """Chain-of-thought judge over `JudgeTrajectory`.
+    """Judge over `JudgeTrajectory`: a rationale, then the verdict, in one `dspy.Predict` call
+    (the rationale is the reasoning; a separate chain-of-thought field would double the tokens
+    a small local model generates for the same evidence).
 
     Returns `Prediction(verdict=Verdict)`. An LM error, an empty answer or a label outside
     success/failure gives `indeterminate` (the bank then writes nothing); a trajectory in a
@@ -36,7 +38,7 @@ class Judge(dspy.Module):
     def __init__(self, max_chars: int = 6000):
         super().__init__()
         self.max_chars = max_chars
-        self.cot = dspy.ChainOfThought(JudgeTrajectory)
+        self.predict = dspy.Predict(JudgeTrajectory)
 
     def _inputs(self, task: str, trajectory: Any) -> dict[str, str]:
         return {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
@@ -46,13 +48,13 @@ class Judge(dspy.Module):
         label = str(getattr(pred, "verdict", "") or "").strip().lower()
         if label not in ("success", "failure"):
             return indeterminate(f"judge answered {label!r}, not success/failure")
-        rationale = str(getattr(pred, "rationale", "") or getattr(pred, "reasoning", "") or "")
+        rationale = str(getattr(pred, "rationale", "") or "")
         return Verdict(label=label, rationale=rationale.strip()[:2000])
 
     def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
         inputs = self._inputs(task, trajectory)
         try:
-            pred = self.cot(**inputs)
+            pred = self.predict(**inputs)
         except Exception as error:  # an LM that misbehaves must never crash the loop
             log.warning("judge failed: %s", error)
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))
@@ -61,7 +63,7 @@ class Judge(dspy.Module):
     async def aforward(self, task: str, trajectory: Any) -> dspy.Prediction:
         inputs = self._inputs(task, trajectory)
         try:
-            pred = await self.cot.acall(**inputs)
+            pred = await self.predict.acall(**inputs)
         except Exception as error:
             log.warning("judge failed: %s", error)
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))

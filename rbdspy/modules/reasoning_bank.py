@@ -12,6 +12,7 @@ from typing import Any
 import dspy
 
 from rbdspy.memory import format_memory_block, make_policy
+from rbdspy.modules import compiled as compiled_prompts
 from rbdspy.modules.agent_io import accepts_input, acall_agent, output_fields, task_text, trajectory_of
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
@@ -44,6 +45,10 @@ class ReasoningBank(dspy.Module):
         task_field: which input is the task text (default: `task`, or the only input).
         trust_outcome: when the agent's trajectory carries a ground-truth outcome (an
             environment's reward), use it instead of the judge.
+        compiled: compiled prompts for the judge and the extractors. By default the ones the
+            package ships (`rbdspy/compiled/`), where present; a path to the output directory of
+            `rbdspy compile` (or a .json saved by `save()`) loads those instead; None or False
+            keeps the hand-written prompts. `compiled_from` lists the files loaded.
     """
 
     def __init__(
@@ -57,6 +62,7 @@ class ReasoningBank(dspy.Module):
         memory_field: str = "memory",
         task_field: str | None = None,
         trust_outcome: bool = False,
+        compiled: Any = compiled_prompts.DEFAULT,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -78,6 +84,19 @@ class ReasoningBank(dspy.Module):
         self.memory_field = memory_field
         self.task_field = task_field
         self.trust_outcome = trust_outcome
+        self.compiled_from: list[str] = []
+        self._load_compiled(compiled)
+
+    def _load_compiled(self, compiled: Any) -> None:
+        path, required = compiled_prompts.resolve(compiled)
+        if path is None:
+            return
+        if path.suffix == ".json" and not path.is_dir():
+            if not path.is_file():
+                raise FileNotFoundError(f"no compiled program at {path}")
+            self.load(path)
+        else:
+            self.compiled_from = compiled_prompts.load_directory(self, path, required)
 
     # ---- the loop -------------------------------------------------------------------------
 
@@ -148,13 +167,18 @@ class ReasoningBank(dspy.Module):
             raise ValueError("ingest needs the task: pass task='...' or a Trajectory whose task is set")
         return trajectory
 
-    def store_lessons(self, lessons, trajectory: Trajectory, verdict: Verdict, source: SourceKind) -> list[MemoryItem]:
+    def store_lessons(self, lessons, trajectory: Trajectory, verdict: Verdict, source: SourceKind,
+                      provenance: list[Provenance] | None = None) -> list[MemoryItem]:
         """Consolidate lessons into the store with their provenance; nothing from an
-        indeterminate verdict."""
+        indeterminate verdict.
+
+        `provenance` replaces the single entry built from `trajectory` and `verdict`: lessons
+        distilled from several trajectories (MaTTS contrast) cite each of them."""
         if not lessons or not verdict.is_determinate:
             return []
-        provenance = Provenance(task=trajectory.task, trajectory_id=trajectory.id, verdict=verdict.label, rationale=verdict.rationale)
-        items = [MemoryItem.from_lesson(lesson, source=source, provenance=[provenance], scope=self.scope) for lesson in lessons]
+        if not provenance:
+            provenance = [Provenance(task=trajectory.task, trajectory_id=trajectory.id, verdict=verdict.label, rationale=verdict.rationale)]
+        items = [MemoryItem.from_lesson(lesson, source=source, provenance=list(provenance), scope=self.scope) for lesson in lessons]
         return self.policy.apply(self.store, items)
 
     # ---- retrieval and persistence -----------------------------------------------------------
@@ -171,7 +195,13 @@ class ReasoningBank(dspy.Module):
         return super().save(path)
 
     def load(self, path, allow_pickle: bool = False, allow_unsafe_lm_state: bool = False):
-        """Loads prompts saved by `save()`. JSON only: a saved program is never unpickled."""
+        """Loads prompts saved by `save()`, or a directory written by `rbdspy compile`
+        (judge.json / extractors.json). JSON only: a saved program is never unpickled."""
+        if not allow_pickle and Path(path).is_dir():
+            self.compiled_from = compiled_prompts.load_directory(self, Path(path), required=True)
+            return self
         if allow_pickle or Path(path).suffix != ".json":
             raise ValueError(f"ReasoningBank loads JSON only, never pickle: use a .json file (got {path!r})")
-        return super().load(path, allow_unsafe_lm_state=allow_unsafe_lm_state)
+        result = super().load(path, allow_unsafe_lm_state=allow_unsafe_lm_state)
+        self.compiled_from = [str(path)]
+        return result

@@ -1,1 +1,38 @@
-"""rbdspy.optimizers"""
+"""rbdspy.optimizers: compiling the judge and the extractors against labelled trajectories.
+
+    from rbdspy.optimizers import compile_program, evaluate_program
+    compile_program("judge", "gepa", train=["datasets/twx-train.jsonl"], dev=["datasets/twx-dev.jsonl"],
+                    budget=48, out_dir="compiled/")
+
+metrics.py (what is optimised), examples.py (records -> dspy.Example), recipes.py (one recipe per
+optimizer, budget -> knobs), compile.py (run, evaluate before/after, save, log to MLflow).
+"""
+
+from rbdspy.optimizers.compile import CompileResult, compile_program, evaluate_program, load_program, new_program
+from rbdspy.optimizers.evaluation import EvalReport, evaluate
+from rbdspy.optimizers.examples import balanced_sample, extractor_example, judge_example, load_labelled, make_examples
+from rbdspy.optimizers.metrics import extractor_feedback, extractor_score, judge_feedback, judge_report, judge_score, make_extractor_metric
+from rbdspy.optimizers.recipes import OPTIMIZERS, TARGETS
+
+__all__ = [
+    "OPTIMIZERS",
+    "TARGETS",
+    "CompileResult",
+    "EvalReport",
+    "balanced_sample",
+    "compile_program",
+    "evaluate",
+    "evaluate_program",
+    "extractor_example",
+    "extractor_feedback",
+    "extractor_score",
+    "judge_example",
+    "judge_feedback",
+    "judge_report",
+    "judge_score",
+    "load_labelled",
+    "load_program",
+    "make_examples",
+    "make_extractor_metric",
+    "new_program",
+]

@@ -1,6 +1,5 @@
-"""Best-of-N: choose the best of several attempts at one task.
-
-A signature only for now; the MaTTS module builds the selection on it."""
+"""Best-of-N: choose the best of several attempts at one task (parallel MaTTS and its vanilla
+baseline pick the trajectory they answer with through this prompt)."""
 
 import dspy
 
@@ -14,5 +13,6 @@ class SelectBestTrajectory(dspy.Signature):
 
     task: str = dspy.InputField()
     attempts: str = dspy.InputField(desc="Numbered attempts with verdicts and steps")
+    # The rationale comes first, so the choice is decoded after the comparison is written down.
+    rationale: str = dspy.OutputField(desc="One or two sentences comparing the attempts on the rubric")
     best_index: int = dspy.OutputField(desc="Number of the best attempt")
-    rationale: str = dspy.OutputField(desc="One or two sentences on why it is best")

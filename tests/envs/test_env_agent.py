@@ -44,7 +44,8 @@ def test_scripted_episode_succeeds_and_records_an_invalid_action(fake_env):
     agent = EnvAgent(fake_env, max_steps=10)
     pred = agent(task=agent.describe(TASK_ID), task_id=TASK_ID, memory="")
     traj = pred.trajectory
-    assert traj.outcome is True and "success" in pred.answer
+    assert traj.outcome is True and pred.answer == "Stopped after 5 actions: the environment ended the episode."
+    assert "success" not in traj.render() and "score" not in traj.render()  # the judge must not read the label
     assert actions_of(traj) == ["look around", "dance wildly", "take lamp", "turn on lamp", "read note"]
     invalid = [s for s in traj.steps if s.role == "env" and s.metadata.get("valid") is False]
     assert len(invalid) == 1 and "No known action" in invalid[0].content

@@ -18,5 +18,21 @@ def test_env_bench_smoke(capsys, twx_env):
     assert rows[0]["task_type"] == "coin" and rows[0]["success"] == 1.0 and rows[0]["steps_per_s"] > 0
     assert rows[-1]["written"] == 4
     assert "| twx | coin |" in out and "Reproduce: python benchmarks/env_bench.py --smoke --envs twx" in out
-    with pytest.raises(NotImplementedError, match="agent-lm"):
-        module.bench_agent_seconds_per_step(twx_env, "local")
+
+
+def test_env_bench_agent_rows_count_steps_and_successes():
+    """The agent timing path on a scripted LM: the first demo task is twc, solved by its gold path."""
+    pytest.importorskip("textworld_express")
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.demo import demo_tasks, open_demo_env
+
+    spec = importlib.util.spec_from_file_location("env_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open_demo_env("twx") as env:
+        gold = env.gold_path(demo_tasks(env, 1)[0])
+    row = module.bench_agent("twx", "scripted", episodes=1, max_steps=6, lm=DummyLM([{"action": a} for a in gold], adapter=dspy.JSONAdapter()))
+    assert row["episodes"] == 1 and row["steps"] == len(gold) and row["success"] == 1.0
+    assert row["s_per_step"] > 0 and "| twx | scripted | 1 | 6 |" in module._agent_table([row])

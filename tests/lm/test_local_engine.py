@@ -71,6 +71,8 @@ def test_body_defaults_are_greedy_with_prompt_cache():
     assert body["max_tokens"] == engine.max_tokens
     assert body["cache_prompt"] is True
     assert "response_format" not in body
+    assert body["dry_multiplier"] > 0  # repetition-loop guard on by default
+    assert "dry_multiplier" not in LlamaEngine("local-fast", sampling={}, server=FakeServer()).build_body(request())
 
 
 def test_body_carries_sampling_settings():
@@ -78,6 +80,13 @@ def test_body_carries_sampling_settings():
     body = engine.build_body(request("hi", temperature=0.7, max_tokens=33, top_p=0.9, stop=("END",), seed=5))
     assert body["temperature"] == 0.7 and body["max_tokens"] == 33 and body["top_p"] == 0.9
     assert body["stop"] == ["END"] and body["seed"] == 5
+
+
+def test_engine_sampling_defaults_and_request_extensions():
+    engine = LlamaEngine("local-fast", sampling={"dry_multiplier": 0.8, "min_p": 0.05}, server=FakeServer())
+    body = engine.build_body(request(extensions={"min_p": 0.1}))
+    assert body["dry_multiplier"] == 0.8 and body["min_p"] == 0.1
+    assert LlamaEngine.load_state(engine.dump_state()).sampling == {"dry_multiplier": 0.8, "min_p": 0.05}
 
 
 def test_response_format_json_schema_and_json_object():
@@ -335,26 +344,27 @@ def test_engine_survives_deepcopy():
 # — OpenMP wait policy —
 
 
-def test_openmp_threads_are_asked_to_sleep(monkeypatch):
+def test_openmp_spins_are_capped(monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.setattr(local_engine, "_libgomp_loaded", lambda: False)
-    assert local_engine._prefer_passive_openmp() is True
+    assert local_engine._prefer_short_openmp_spins() is True
     import os
 
-    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert os.environ["GOMP_SPINCOUNT"] == "1000"
 
 
 def test_openmp_policy_too_late_is_reported(monkeypatch):
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.setattr(local_engine, "_libgomp_loaded", lambda: True)
-    assert local_engine._prefer_passive_openmp() is False
+    assert local_engine._prefer_short_openmp_spins() is False
 
 
 def test_users_openmp_choice_stands(monkeypatch):
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
-    assert local_engine._prefer_passive_openmp() is True
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    assert local_engine._prefer_short_openmp_spins() is True
     import os
 
-    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE" and "GOMP_SPINCOUNT" not in os.environ

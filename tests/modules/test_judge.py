@@ -10,13 +10,13 @@ TRAJ = [{"role": "user", "content": "boil the water"}, {"role": "assistant", "co
 
 
 def test_judge_returns_the_lm_verdict_and_rationale():
-    dspy.configure(lm=DummyLM([{"reasoning": "stove on, boiling seen", "verdict": "success", "rationale": "boiling observed"}]))
+    dspy.configure(lm=DummyLM([{"verdict": "success", "rationale": "boiling observed"}]))
     v = Judge()(task="boil water", trajectory=TRAJ).verdict
     assert v.label == "success" and v.rationale == "boiling observed" and v.source == "judge"
 
 
 def test_judge_async_path():
-    dspy.configure(lm=DummyLM([{"reasoning": "r", "verdict": "failure", "rationale": "never boiled"}]))
+    dspy.configure(lm=DummyLM([{"verdict": "failure", "rationale": "never boiled"}]))
     v = asyncio.run(Judge().acall(task="boil water", trajectory=TRAJ)).verdict
     assert v.label == "failure"
 
@@ -24,8 +24,8 @@ def test_judge_async_path():
 @pytest.mark.parametrize(
     "answer",
     [
-        {"reasoning": "r", "verdict": "probably", "rationale": "?"},  # label outside the Literal
-        {"reasoning": "r", "verdict": "", "rationale": ""},  # empty
+        {"verdict": "probably", "rationale": "?"},  # label outside the Literal
+        {"verdict": "", "rationale": ""},  # empty
         {"nonsense": "no fields at all"},  # unparseable
     ],
 )
@@ -41,7 +41,7 @@ def test_lm_error_gives_indeterminate():
             raise RuntimeError("server down")
 
     judge = Judge()
-    judge.cot = Broken()
+    judge.predict = Broken()
     v = judge(task="t", trajectory=TRAJ).verdict
     assert v.label == "indeterminate" and "server down" in v.rationale
 
@@ -60,7 +60,7 @@ def test_long_trajectories_are_windowed_before_the_lm_sees_them():
             return dspy.Prediction(verdict="failure", rationale="r")
 
     judge = Judge(max_chars=1000)
-    judge.cot = Spy()
+    judge.predict = Spy()
     long = [{"role": "env", "content": "x" * 200} for _ in range(100)]
     assert judge(task="t", trajectory=long).verdict.label == "failure"
     assert seen["len"] < 1100

@@ -9,8 +9,8 @@ from dspy.utils import DummyLM
 from rbdspy import MemoryStore, ReasoningBank, Trajectory
 from rbdspy.memory.embedders import HashEmbedder
 
-JUDGE_OK = {"reasoning": "all requirements met", "verdict": "success", "rationale": "answer verified"}
-JUDGE_FAIL = {"reasoning": "wrong", "verdict": "failure", "rationale": "answer not verified"}
+JUDGE_OK = {"verdict": "success", "rationale": "answer verified"}
+JUDGE_FAIL = {"verdict": "failure", "rationale": "answer not verified"}
 
 
 def lessons(*titles):
@@ -164,7 +164,7 @@ def test_async_loop(store):
 
 def test_named_predictors_expose_the_learners(store):
     names = [n for n, _ in ReasoningBank(agent=RecordingAgent(), store=store).named_predictors()]
-    for expected in ("agent.predict", "judge.cot.predict", "extractor.success", "extractor.failure", "distiller.contrast"):
+    for expected in ("agent.predict", "judge.predict", "extractor.success", "extractor.failure", "distiller.contrast"):
         assert expected in names
 
 
@@ -177,15 +177,15 @@ def test_deepcopy_shares_the_store_never_copies_it(store):
 
 def test_save_load_round_trip_is_json_and_excludes_the_store(store, tmp_path):
     bank = ReasoningBank(agent=RecordingAgent(), store=store)
-    bank.judge.cot.predict.signature = bank.judge.cot.predict.signature.with_instructions("Be very strict.")
+    bank.judge.predict.signature = bank.judge.predict.signature.with_instructions("Be very strict.")
     bank.extractor.failure.demos = [dspy.Example(task="t", trajectory="x", judge_rationale="r", lessons=[])]
     path = tmp_path / "bank.json"
     bank.save(path)
     saved = json.loads(path.read_text())
-    assert "judge.cot.predict" in saved and not any("store" in key or "retriever" in key for key in saved)
+    assert "judge.predict" in saved and not any("store" in key or "retriever" in key for key in saved)
     fresh = ReasoningBank(agent=RecordingAgent(), store=store)
     fresh.load(path)
-    assert fresh.judge.cot.predict.signature.instructions == "Be very strict."
+    assert fresh.judge.predict.signature.instructions == "Be very strict."
     assert len(fresh.extractor.failure.demos) == 1
     with pytest.raises(ValueError, match="JSON"):
         bank.save(tmp_path / "bank.pkl")
@@ -206,7 +206,7 @@ def test_embedded_in_a_larger_program_and_compiled_by_an_optimizer(store):
 
     program = Pipeline(ReasoningBank(agent=RecordingAgent(), store=store))
     names = [n for n, _ in program.named_predictors()]
-    assert "bank.judge.cot.predict" in names and "polish" in names
+    assert "bank.judge.predict" in names and "polish" in names
 
     trainset = [dspy.Example(task="add two and two", answer="4").with_inputs("task")]
     compiled = dspy.LabeledFewShot(k=1).compile(program, trainset=trainset)

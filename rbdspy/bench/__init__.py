@@ -1,0 +1,30 @@
+"""rbdspy.bench: does memory make the agent better, and at what cost?
+
+    from rbdspy.bench import run_bench
+    results = run_bench(lm, embedder, "bench-runs/x", env="twx", arms="default", seed=0)
+
+Files, one job each: tasks.py (the paired stream), arms.py (arm registry), baselines.py
+(no-memory, success-only, Synapse- and AWM-style memories), runner.py (plays the arms, resumable
+JSONL records), usage.py (LM calls and tokens per task), stats.py (summaries, paired bootstrap),
+report.py (JSON, Markdown, PNGs), mlflow_log.py (parent run + a child per arm).
+"""
+
+from rbdspy.bench.arms import ARM_SETS, ARMS, parse_arms
+from rbdspy.bench.runner import DEFAULT_MAX_STEPS, DEFAULT_TASKS, SMOKE_MAX_STEPS, SMOKE_TASKS, run_bench
+from rbdspy.bench.stats import compare, paired_bootstrap, summarise
+from rbdspy.bench.tasks import build_stream
+
+__all__ = [
+    "ARMS",
+    "ARM_SETS",
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_TASKS",
+    "SMOKE_MAX_STEPS",
+    "SMOKE_TASKS",
+    "build_stream",
+    "compare",
+    "paired_bootstrap",
+    "parse_arms",
+    "run_bench",
+    "summarise",
+]

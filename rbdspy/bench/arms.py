@@ -1,0 +1,94 @@
+"""The arms of the benchmark: name -> how to build the program that plays the stream.
+
+Every arm wraps the same `EnvAgent` (same LM, same step budget) and gets a fresh, empty store,
+so the only thing that differs between arms is the memory design. The program is called as
+`program(task=<description>, task_id=<id>)` and returns a Prediction with `trajectory`
+(whose `outcome` is the environment's verdict), `verdict` (None when nothing judged),
+`memories_used` and `memories_added`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import dspy
+
+from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
+from rbdspy.modules import MaTTS, ReasoningBank
+
+BASELINE = "no-memory"
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What an arm's program is built from. `compiled` is passed to ReasoningBank as is: the
+    package's shipped compiled prompts (`compiled.DEFAULT`) or None for the hand-written ones."""
+
+    agent: dspy.Module
+    store: Any
+    compiled: Any
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    description: str
+    build: Callable[[BuildContext], dspy.Module]
+    uses_memory: bool = True
+
+
+def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildContext], dspy.Module]:
+    return lambda ctx: cls(agent=ctx.agent, store=ctx.store, k=k, compiled=ctx.compiled, **options)
+
+
+def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
+    return lambda ctx: MaTTS(ReasoningBank(agent=ctx.agent, store=ctx.store, k=1, compiled=ctx.compiled), k=k, mode=mode)
+
+
+ARMS: dict[str, Arm] = {arm.name: arm for arm in (
+    Arm(BASELINE, "the agent alone: empty memory block, no judge, nothing written", lambda ctx: NoMemory(ctx.agent), uses_memory=False),
+    Arm("reasoningbank", "ReasoningBank, k=1, LM-judge labels, lessons from successes and failures", _bank()),
+    Arm("reasoningbank-oracle", "ReasoningBank with the environment's labels instead of the judge (trust_outcome)", _bank(trust_outcome=True)),
+    Arm("success-only", "ReasoningBank, judge labels, failures not distilled", _bank(SuccessOnlyBank)),
+    Arm("trajectory-memory", "Synapse-style: judged-successful raw trajectories retrieved as exemplars (k=1)", _bank(TrajectoryMemory)),
+    Arm("workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _bank(WorkflowMemory)),
+    Arm("matts-parallel-k3", "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons", _matts("parallel")),
+    Arm("matts-sequential-k3", "MaTTS sequential: 1 rollout + 2 refinement passes, lessons with the notes", _matts("sequential")),
+    Arm("reasoningbank-k1", "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)", _bank(k=1)),
+    Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _bank(k=2)),
+    Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _bank(k=3)),
+)}
+
+# Named sets for --arms. "default" fits the embedded local LM in about an hour (see README).
+ARM_SETS: dict[str, list[str]] = {
+    "default": [BASELINE, "reasoningbank", "reasoningbank-oracle"],
+    "baselines": [BASELINE, "reasoningbank", "success-only", "trajectory-memory", "workflow-memory"],
+    "matts": [BASELINE, "reasoningbank", "matts-parallel-k3", "matts-sequential-k3"],
+    "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
+    "all": [BASELINE, "reasoningbank", "reasoningbank-oracle", "success-only", "trajectory-memory", "workflow-memory",
+            "matts-parallel-k3", "matts-sequential-k3", "reasoningbank-k2", "reasoningbank-k3"],
+}
+
+
+def parse_arms(spec: str | list[str] | None) -> list[str]:
+    """A comma list of arm names and/or set names ("default", "all", ...) -> arm names, in
+    order, without repeats. Unknown names raise ValueError listing the known ones."""
+    if spec is None:
+        parts = ["default"]
+    elif isinstance(spec, str):
+        parts = [p.strip() for p in spec.split(",") if p.strip()]
+    else:
+        parts = list(spec)
+    names: list[str] = []
+    for part in parts:
+        expanded = ARM_SETS.get(part, [part])
+        for name in expanded:
+            if name not in ARMS:
+                raise ValueError(f"unknown arm {name!r}; arms: {', '.join(ARMS)}; sets: {', '.join(ARM_SETS)}")
+            if name not in names:
+                names.append(name)
+    if not names:
+        raise ValueError("no arms given; e.g. --arms no-memory,reasoningbank")
+    return names

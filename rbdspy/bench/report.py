@@ -1,0 +1,178 @@
+"""The run's outputs: results.json, results.md (the table), learning_curve.png and
+success_bars.png, then the MLflow log (mlflow_log.py).
+
+The table's headline is success on the *measured* tasks (dev/test variations) with the paired
+difference to no-memory and its 95% bootstrap interval; success on all tasks (build + measure)
+is beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from rbdspy.bench.arms import ARMS, BASELINE
+from rbdspy.bench.stats import compare, summarise
+from rbdspy.bench.tasks import BenchTask
+
+RESULTS_JSON = "results.json"
+RESULTS_MD = "results.md"
+CURVE_PNG = "learning_curve.png"
+BARS_PNG = "success_bars.png"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _ci(result: dict | None) -> str:
+    if not result:
+        return "-"
+    return f"{100 * result['diff']:+.0f} pp [{100 * result['low']:+.0f}, {100 * result['high']:+.0f}]"
+
+
+COLUMNS = ("arm", "success (measured)", "Δ vs no-memory, measured [95% CI]", "success (all)", "Δ all [95% CI]", "mean score",
+           "steps", "steps (succ.)", "LM calls/task", "prompt tok/task", "compl. tok/task", "memories written", "wall s")
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for arm, s in results["arms"].items():
+        cmp = results["comparisons"].get(arm, {})
+        row = [arm, _pct(s["success_rate_measured"]), _ci(cmp.get("measured")), _pct(s["success_rate"]), _ci(cmp.get("all")),
+               _num(s["mean_score"], 2), _num(s["mean_steps"]), _num(s["mean_steps_success"]), _num(s["lm_calls_per_task"]),
+               _num(s["prompt_tokens_per_task"], 0), _num(s["completion_tokens_per_task"], 0), str(s["memories_written"]),
+               _num(s["wall_s"], 0)]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def console_table(results: dict[str, Any]):
+    """The headline columns as a rich Table (the Markdown file has them all)."""
+    from rich.table import Table
+
+    table = Table(title="rbdspy bench (success = environment verdict; Δ = paired vs no-memory, 95% CI)")
+    for column in ("arm", "success (measured)", "Δ measured [95% CI]", "success (all)", "steps", "LM calls/task", "tokens/task", "memories", "wall s"):
+        table.add_column(column, overflow="fold", no_wrap=column == "arm")
+    for arm, s in results["arms"].items():
+        cmp = results["comparisons"].get(arm, {})
+        tokens = s["prompt_tokens_per_task"] + s["completion_tokens_per_task"]
+        table.add_row(arm, _pct(s["success_rate_measured"]), _ci(cmp.get("measured")), _pct(s["success_rate"]), _num(s["mean_steps"]),
+                      _num(s["lm_calls_per_task"]), _num(tokens, 0), str(s["memories_written"]), _num(s["wall_s"], 0))
+    return table
+
+
+def markdown_report(results: dict[str, Any]) -> str:
+    c = results["config"]
+    n_measured = sum(1 for t in results["stream"] if t["phase"] == "measure")
+    head = (f"# rbdspy bench: {c['env']}, {c['n_tasks']} tasks ({c['n_tasks'] - n_measured} build on train, "
+            f"{n_measured} measured on {c['measure_split']}), max {c['max_steps']} steps, seed {c['seed']}, "
+            f"{'compiled' if c['compiled'] else 'uncompiled'} judge/extractors, LM `{c['lm'] or '?'}`\n")
+    notes = ("\nSuccess is the environment's own verdict. Δ is the paired difference to no-memory on the same tasks, "
+             "in percentage points, with a 95% paired-bootstrap interval: an interval above 0 is a lift these tasks "
+             "support; one that straddles 0 is not distinguishable from no lift.\n")
+    arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
+    return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\nReproduce: `{results['command']}`\n"
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: CLIs, CI and notebooks alike
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def learning_curve_png(records: dict[str, list[dict]], stream: list[BenchTask], path: Path) -> Path:
+    """Cumulative success rate against task index, one line per arm, with the build/measure
+    boundary marked."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    for arm, rows in records.items():
+        rows = sorted(rows, key=lambda r: r["index"])
+        xs, ys, wins = [], [], 0
+        for n, row in enumerate(rows, start=1):
+            wins += bool(row["success"])
+            xs.append(row["index"])
+            ys.append(wins / n)
+        ax.plot(xs, ys, marker="o", markersize=3, label=arm, linestyle="--" if arm == BASELINE else "-")
+    boundary = next((t.index for t in stream if t.phase == "measure"), None)
+    if boundary:
+        ax.axvline(boundary - 0.5, color="grey", linewidth=0.8)
+        ax.text(boundary - 0.4, 1.02, "measured →", fontsize=8, color="grey", va="bottom")
+    ax.set_xlabel("task index (stream order)")
+    ax.set_ylabel("cumulative success rate")
+    ax.set_ylim(-0.02, 1.08)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def success_bars_png(results: dict[str, Any], path: Path) -> Path:
+    """Success rate per arm on the measured and on all tasks."""
+    plt = _plt()
+    arms = list(results["arms"])
+    measured = [results["arms"][a]["success_rate_measured"] or 0.0 for a in arms]
+    overall = [results["arms"][a]["success_rate"] or 0.0 for a in arms]
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(arms) + 2), 4), dpi=110)
+    xs = range(len(arms))
+    ax.bar([x - 0.2 for x in xs], measured, width=0.4, label="measured (dev/test)")
+    ax.bar([x + 0.2 for x in xs], overall, width=0.4, label="all tasks", alpha=0.6)
+    ax.set_xticks(list(xs), arms, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def reproduce_command(config) -> str:
+    parts = ["rbdspy bench", f"--env {config.env}", f"--tasks {config.n_tasks}", f"--arms {','.join(config.arms)}",
+             f"--seed {config.seed}", f"--max-steps {config.max_steps}", "--compiled" if config.compiled else "--uncompiled"]
+    if config.lm:
+        parts.append(f"--lm {config.lm}")
+    if config.embedder:
+        parts.append(f"--embedder {config.embedder}")
+    return " ".join(parts)
+
+
+def build_results(config, stream: list[BenchTask], records: dict[str, list[dict]], n_resamples: int,
+                  out_dir: Path | None = None) -> dict[str, Any]:
+    return {
+        "config": asdict(config),
+        "out_dir": str(out_dir) if out_dir is not None else None,
+        "command": reproduce_command(config),
+        "stream": [t.to_dict() for t in stream],
+        "arms": {arm: summarise(rows) for arm, rows in records.items()},
+        "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
+    }
+
+
+def write_reports(out_dir: Path, config, stream: list[BenchTask], records: dict[str, list[dict]], *, console: Console,
+                  mlflow: bool = True, experiment: str = "rbdspy-bench", n_resamples: int = 10_000) -> dict[str, Any]:
+    """Writes every output file, prints the table, logs to MLflow; returns the results."""
+    results = build_results(config, stream, records, n_resamples, out_dir)
+    learning_curve_png(records, stream, out_dir / CURVE_PNG)
+    success_bars_png(results, out_dir / BARS_PNG)
+    (out_dir / RESULTS_MD).write_text(markdown_report(results), encoding="utf-8")
+    if mlflow:
+        from rbdspy.bench.mlflow_log import log_run
+
+        results["mlflow_run_id"] = log_run(out_dir, results, records, experiment=experiment)
+    (out_dir / RESULTS_JSON).write_text(json.dumps(results, indent=2), encoding="utf-8")
+    console.print(console_table(results))
+    console.print(f"Results in {out_dir} ({RESULTS_MD}, {RESULTS_JSON}, {CURVE_PNG}, {BARS_PNG}). Reproduce: {results['command']}")
+    return results

@@ -1,0 +1,218 @@
+"""Runs the arms over the paired stream, one arm after another, each from an empty bank.
+
+Layout of an output directory:
+
+    config.json            the settings and the stream (reused verbatim by --resume)
+    arms/<arm>.jsonl       one record per finished task (appended as it finishes)
+    banks/<arm>/           the arm's memory store (SQLite + FAISS)
+    results.json, results.md, learning_curve.png, success_bars.png   (see report.py)
+
+Resuming: records already on disk are skipped, and anything the arm's bank wrote during a task
+that was interrupted before its record was appended is removed first (items are appended in
+order and each record notes the bank's size), so the resumed arm continues from exactly the bank
+its finished tasks left.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import dspy
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
+from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
+from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
+from rbdspy.bench.usage import TaskUsage
+
+# Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
+# up to 8 steps x 3 arms is about an hour (the arithmetic is in the README section).
+DEFAULT_TASKS = 12
+DEFAULT_MAX_STEPS = 8
+SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on dev
+SMOKE_MAX_STEPS = 2
+# Settings that must match for --resume to continue a run rather than mix two.
+RESUME_KEYS = ("env", "n_tasks", "seed", "max_steps", "compiled", "build_fraction", "measure_split")
+
+
+@dataclass
+class BenchConfig:
+    env: str = "twx"
+    n_tasks: int = DEFAULT_TASKS
+    arms: list[str] = field(default_factory=lambda: parse_arms("default"))
+    seed: int = 0
+    max_steps: int = DEFAULT_MAX_STEPS
+    compiled: bool = True
+    build_fraction: float = 0.5
+    measure_split: str = "dev"
+    smoke: bool = False
+    lm: str = ""
+    embedder: str = ""
+
+
+def _compiled_arg(compiled: bool) -> Any:
+    from rbdspy.modules.compiled import DEFAULT
+
+    return DEFAULT if compiled else None
+
+
+def task_record(task: BenchTask, arm: str, pred: dspy.Prediction | None, usage: TaskUsage, wall_s: float,
+                bank_size: int, error: str | None = None) -> dict[str, Any]:
+    """What the tables are computed from: environment ground truth, cost, memory traffic."""
+    trajectory = getattr(pred, "trajectory", None) if pred is not None else None
+    meta = trajectory.metadata if trajectory is not None else {}
+    steps = int(meta.get("n_steps", 0))
+    rollouts = getattr(pred, "rollouts", None) if pred is not None else None
+    env_actions = sum(int(r.trajectory.metadata.get("n_steps", 0)) for r in rollouts if r.trajectory is not None) if rollouts else steps
+    verdict = getattr(pred, "verdict", None) if pred is not None else None
+    max_score = float(meta.get("max_score") or 1.0)
+    return {
+        **task.to_dict(),
+        "arm": arm,
+        "success": bool(trajectory is not None and trajectory.outcome),
+        "score": float(meta.get("final_score") or 0.0) / max_score,
+        "steps": steps,
+        "env_actions": env_actions,
+        "verdict": verdict.label if verdict is not None else None,
+        "memories_used": len(getattr(pred, "memories_used", None) or []),
+        "memories_added": len(getattr(pred, "memories_added", None) or []),
+        "lm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "wall_s": round(wall_s, 3),
+        "bank_size": bank_size,
+        "error": error,
+    }
+
+
+def _roll_back(store, records: list[dict[str, Any]]) -> int:
+    """Removes items written after the last finished task (an interrupted task's writes)."""
+    if store is None:
+        return 0
+    keep = records[-1]["bank_size"] if records else 0
+    extra = store.list()[keep:]
+    return store.remove([item.id for item in extra]) if extra else 0
+
+
+def run_arm(name: str, stream: list[BenchTask], environment, out_dir: Path, embedder, *, max_steps: int,
+            compiled: bool, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records."""
+    from rbdspy.envs import EnvAgent
+    from rbdspy.memory import MemoryStore
+
+    arm = ARMS[name]
+    path = arm_path(out_dir, name)
+    records = read_records(path)
+    done = {r["index"] for r in records}
+    bar = progress.add_task(name, total=len(stream), completed=len(done)) if progress else None
+    todo = [t for t in stream if t.index not in done]
+    if not todo:
+        return records
+    if path.is_file():
+        rewrite_records(path, records)
+    store = MemoryStore(Path(out_dir) / "banks" / name, embedder=embedder) if arm.uses_memory else None
+    try:
+        _roll_back(store, records)
+        agent = EnvAgent(environment, max_steps=max_steps)
+        program = arm.build(BuildContext(agent=agent, store=store, compiled=_compiled_arg(compiled)))
+        for task in todo:
+            if progress is not None:
+                progress.update(bar, description=f"{name}: {task.task_id.split('?')[0]}")
+            pred, error = None, None
+            start = time.perf_counter()
+            with TaskUsage() as usage:
+                try:
+                    pred = program(task=agent.describe(task.task_id), task_id=task.task_id)
+                except Exception as exc:  # a broken task is recorded as a failure, the run goes on
+                    error = f"{type(exc).__name__}: {exc}"[:500]
+            record = task_record(task, name, pred, usage, time.perf_counter() - start, len(store) if store is not None else 0, error)
+            append_record(path, record)
+            records.append(record)
+            if progress is not None:
+                progress.advance(bar)
+    finally:
+        if store is not None:
+            store.close()
+    if progress is not None:
+        progress.update(bar, description=name)
+    return records
+
+
+def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) -> list[BenchTask]:
+    """The stream to play: the stored one on resume (after checking the settings match), a new
+    one otherwise. Refuses to mix a new run into a directory that holds one."""
+    config_path = out_dir / "config.json"
+    if config_path.is_file():
+        saved = json.loads(config_path.read_text(encoding="utf-8"))
+        if not resume:
+            raise FileExistsError(f"{out_dir} already holds a benchmark run: pass --resume to continue it, or another --out")
+        mismatched = [k for k in RESUME_KEYS if saved["config"].get(k) != getattr(config, k)]
+        if mismatched:
+            detail = ", ".join(f"{k}: run has {saved['config'].get(k)!r}, asked {getattr(config, k)!r}" for k in mismatched)
+            raise ValueError(f"cannot resume {out_dir} with different settings ({detail})")
+        # Resuming may add arms; the results cover every arm the run has played.
+        config.arms = list(dict.fromkeys(saved["config"]["arms"] + config.arms))
+        saved["config"]["arms"] = config.arms
+        saved["resumed_at"] = datetime.now(timezone.utc).isoformat()
+        config_path.write_text(json.dumps(saved, indent=2), encoding="utf-8")
+        return stream_from_dicts(saved["stream"])
+    stream = build_stream(environment, config.n_tasks, seed=config.seed, build_fraction=config.build_fraction, measure_split=config.measure_split)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"config": asdict(config), "stream": [t.to_dict() for t in stream], "started_at": datetime.now(timezone.utc).isoformat()}
+    config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return stream
+
+
+def default_out_dir() -> Path:
+    return Path("bench-runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def run_bench(lm: dspy.BaseLM, embedder: Any, out_dir: str | Path | None = None, *, env: str = "twx",
+              n_tasks: int | None = None, arms: str | list[str] | None = None, seed: int = 0,
+              max_steps: int | None = None, compiled: bool = True, resume: bool = False, smoke: bool = False,
+              build_fraction: float = 0.5, measure_split: str = "dev", lm_name: str = "", embedder_name: str = "",
+              environment=None, console: Console | None = None, mlflow: bool = True,
+              experiment: str = "rbdspy-bench", n_resamples: int | None = None) -> dict[str, Any]:
+    """Runs the benchmark and writes its outputs; returns the results dict (results.json).
+
+    `smoke` shrinks the stream to SMOKE_TASKS tasks of SMOKE_MAX_STEPS steps (CI size; unless
+    n_tasks / max_steps are given). `environment` reuses an open environment (tests); by default
+    the demo's small task set of `env` is opened and closed here."""
+    from rbdspy.bench.report import write_reports
+    from rbdspy.bench.stats import DEFAULT_RESAMPLES
+    from rbdspy.demo import open_demo_env
+
+    console = console or Console()
+    n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
+    max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
+    if max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
+    config = BenchConfig(env=env, n_tasks=n_tasks, arms=parse_arms(arms), seed=seed, max_steps=max_steps, compiled=compiled,
+                         build_fraction=build_fraction, measure_split=measure_split, smoke=smoke, lm=lm_name, embedder=embedder_name)
+    out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
+    owned = environment is None
+    environment = environment if environment is not None else open_demo_env(env)
+    try:
+        stream = _prepare_dir(out_dir, config, resume, environment)
+        records: dict[str, list[dict[str, Any]]] = {}
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            TimeRemainingColumn(), console=console)
+        # No DSPy cache: an arm whose prompt happens to equal another arm's (the first task, before
+        # any memory) must still pay for its call, or its cost and wall time would be understated.
+        lm = lm.copy(cache=False) if getattr(lm, "cache", False) else lm
+        # JSONAdapter: the embedded engine turns the output schema into constrained decoding, so
+        # a small local model's actions and lessons parse (as in `rbdspy demo`).
+        with progress, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            for name in config.arms:
+                records[name] = run_arm(name, stream, environment, out_dir, embedder, max_steps=max_steps, compiled=compiled, progress=progress)
+    finally:
+        if owned:
+            environment.close()
+    return write_reports(out_dir, config, stream, records, console=console, mlflow=mlflow, experiment=experiment,
+                         n_resamples=n_resamples or DEFAULT_RESAMPLES)

@@ -1,0 +1,361 @@
+"""MaTTS: memory-aware test-time scaling (the paper's section 3.3), and the vanilla TTS baseline
+it is compared with.
+
+More compute per task buys two things: a better answer now (best-of-N, or a refined answer) and
+better memory for later tasks. Parallel MaTTS runs k rollouts of the agent on the same task
+with the same retrieved memory and distils lessons from *contrasting* them (what the successes
+did that the failures did not); sequential MaTTS runs one rollout and re-examines it k-1 times,
+and distils the final trajectory together with the re-examination notes. Vanilla TTS spends
+the same k rollouts and the same selection but learns from one trajectory only, which is the
+comparison that isolates what the contrast adds to memory.
+
+    mat = rbdspy.MaTTS(bank, k=3, mode="parallel")
+    pred = mat(task="...")                # or await mat.acall(task="...") for concurrent rollouts
+    pred.trajectory, pred.verdict, pred.rollouts, pred.verdicts, pred.memories_added
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+import dspy
+
+from rbdspy.modules.judge import indeterminate
+from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank
+from rbdspy.modules.refiner import TrajectoryRefiner, without_refinements
+from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, arun_rollout, current_lm, run_rollout
+from rbdspy.modules.selector import TrajectorySelector
+from rbdspy.types import MemoryItem, Provenance, Trajectory, Verdict
+
+log = logging.getLogger(__name__)
+
+MODES = ("parallel", "sequential")
+MATTS_FIELDS = (*RESULT_FIELDS, "rollouts", "verdicts", "chosen", "selection", "mode")
+# An agent that raises these on every rollout was called wrongly (a missing task_id, a bad
+# input): that is the caller's bug and is raised, as ReasoningBank would. Anything else
+# (parse errors, provider errors) is an LM misbehaving and never crashes the loop.
+CALLER_ERRORS = (ValueError, TypeError)
+
+
+class MaTTS(dspy.Module):
+    """Memory-aware test-time scaling around a `ReasoningBank` and the agent inside it.
+
+    `MaTTS(bank, k=3, mode="parallel")(**task_inputs)` retrieves memory once (the same block
+    goes to every rollout; the items are marked used once), then:
+
+    - parallel: k rollouts of `bank.agent`, each under a copy of the configured LM with its own
+      `rollout_id` and `temperature` (so DSPy's cache cannot answer k times with one
+      rollout, and the model samples); each rollout is judged (or labelled by its
+      environment outcome when the bank has `trust_outcome`); `TrajectorySelector` picks the
+      best (an LM with a rubric, falling back to a rule); `ContrastiveDistiller` writes up to
+      5 lessons (source "contrast") from all the judged rollouts. With only one judged rollout
+      left, the bank's Extractor learns from it instead (up to 3).
+    - sequential: one rollout (the configured LM as is), then k-1 `TrajectoryRefiner` passes;
+      the final trajectory, whose refinement notes are appended as steps, is judged and the
+      Extractor writes up to 3 lessons (source "refine") from it, notes included.
+
+    With `contrast=False` (what `VanillaTTS` is) the same rollouts and selection run but the
+    memory comes from one trajectory only: parallel learns from the chosen rollout, sequential
+    from the final trajectory without its notes.
+
+    Environment agents (EnvAgent): every rollout is a fresh reset of the same task (pass
+    `task_id` as for the bank); rollouts of one environment take turns on its episode lock.
+    A rollout that raises is recorded (`rollouts[i].error`) and left out; if all raise, nothing
+    is written and the result's verdict is indeterminate, unless every error is a
+    ValueError/TypeError (a bad call), which is raised.
+
+    Returns the chosen rollout's agent outputs plus `trajectory`, `verdict`, `memories_used`,
+    `memories_added`, `rollouts` (list[Rollout]: parallel, one per rollout; sequential, the
+    first rollout then one per pass), `verdicts` (one per entry of `rollouts`, None where not
+    judged), `chosen` (index into `rollouts`, None if none), `selection` (the selector's
+    Prediction(index, rationale, method), parallel only) and `mode`.
+
+    Args:
+        bank: the ReasoningBank whose agent, judge, extractors, store and consolidation are used.
+        k: rollouts (parallel) or 1 rollout + k-1 refinement passes (sequential); k >= 1.
+        mode: "parallel" or "sequential".
+        contrast: memory-aware aggregation on (MaTTS) or off (vanilla TTS).
+        temperature: sampling temperature of parallel rollouts (> 0).
+        first_rollout_id: rollout ids are first_rollout_id .. first_rollout_id + k - 1. The same
+            ids on the same prompt replay DSPy's cache, which keeps reruns reproducible; change it
+            to draw fresh rollouts.
+        use_outcome: show the selector each rollout's environment outcome and let a known success
+            win. Default: the bank's `trust_outcome`. Selecting on the environment's own flag
+            makes best-of-N an oracle (pass@k); leave it off to measure best-of-N honestly.
+    """
+
+    def __init__(
+        self,
+        bank: ReasoningBank,
+        k: int = 3,
+        mode: Literal["parallel", "sequential"] = "parallel",
+        *,
+        contrast: bool = True,
+        temperature: float = DEFAULT_TEMPERATURE,
+        first_rollout_id: int = 0,
+        use_outcome: bool | None = None,
+    ):
+        super().__init__()
+        if not isinstance(bank, ReasoningBank):
+            raise TypeError(f"bank must be an rbdspy.ReasoningBank (MaTTS uses its agent, judge, extractors and store); got {type(bank).__name__}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be an integer >= 1 (rollouts, or 1 rollout + k-1 refinement passes); got {k!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+        if mode == "parallel" and not (isinstance(temperature, (int, float)) and temperature > 0):
+            raise ValueError(f"temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); got {temperature!r}")
+        self.bank = bank
+        self.k = k
+        self.mode = mode
+        self.contrast = contrast
+        self.temperature = float(temperature)
+        self.first_rollout_id = first_rollout_id
+        self.use_outcome = use_outcome
+        # Only the predictor the mode uses is a sub-module, so optimizers see no idle predictor.
+        if mode == "parallel":
+            self.selector = TrajectorySelector()
+        else:
+            self.refiner = TrajectoryRefiner()
+
+    # ---- shared steps ---------------------------------------------------------------------
+
+    @property
+    def rollout_ids(self) -> list[int]:
+        return list(range(self.first_rollout_id, self.first_rollout_id + self.k))
+
+    def _outcomes(self, rollouts: list[Rollout]) -> list[bool | None] | None:
+        use = self.bank.trust_outcome if self.use_outcome is None else self.use_outcome
+        return [r.trajectory.outcome for r in rollouts] if use else None
+
+    @staticmethod
+    def _all_failed(rollouts: list[Rollout]) -> bool:
+        """True when no rollout produced a trajectory; raises when the cause is a bad call."""
+        failed = [r for r in rollouts if not r.ok]
+        if len(failed) < len(rollouts):
+            return False
+        if failed and all(isinstance(r.exception, CALLER_ERRORS) for r in failed):
+            raise failed[0].exception
+        log.warning("all %d rollouts failed; nothing is written (first error: %s)", len(failed), failed[0].error if failed else None)
+        return True
+
+    def _known(self, trajectory: Trajectory) -> Verdict | None:
+        return self.bank._known_verdict(trajectory, None)
+
+    def _judge(self, trajectory: Trajectory) -> Verdict:
+        return self._known(trajectory) or self.bank.judge(task=trajectory.task, trajectory=trajectory).verdict
+
+    async def _ajudge(self, trajectory: Trajectory) -> Verdict:
+        return self._known(trajectory) or (await self.bank.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
+
+    @staticmethod
+    def _provenance(rollouts: list[Rollout]) -> list[Provenance]:
+        return [Provenance(task=r.trajectory.task, trajectory_id=r.trajectory.id, verdict=r.verdict.label, rationale=r.verdict.rationale)
+                for r in rollouts]
+
+    def _result(self, rollouts: list[Rollout], chosen: int | None, used: list[MemoryItem],
+                added: list[MemoryItem], selection=None, outputs: dict | None = None) -> dspy.Prediction:
+        pick = rollouts[chosen] if chosen is not None else None
+        outputs = outputs if outputs is not None else (pick.outputs if pick else {})
+        answer = {k: v for k, v in outputs.items() if k not in MATTS_FIELDS}
+        verdict = pick.verdict if pick and pick.verdict else indeterminate(f"all {len(rollouts)} rollouts failed")
+        return dspy.Prediction(
+            **answer,
+            trajectory=pick.trajectory if pick else None,
+            verdict=verdict,
+            memories_used=used,
+            memories_added=added,
+            rollouts=rollouts,
+            verdicts=[r.verdict for r in rollouts],
+            chosen=chosen,
+            selection=selection,
+            mode=self.mode,
+        )
+
+    # ---- parallel: learning ---------------------------------------------------------------
+
+    def _learning_plan(self, ok: list[Rollout], chosen: Rollout):
+        """What to learn from: ("contrast", rollouts) or ("single", rollout) or (None, None)."""
+        judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
+        if self.contrast and len(judged) >= 2:
+            return "contrast", judged
+        target = (judged[0] if judged else None) if self.contrast else chosen
+        if target is None or target.verdict is None or not target.verdict.is_determinate:
+            return None, None
+        return "single", target
+
+    def _store_contrast(self, lessons, judged: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
+        anchor = chosen if chosen in judged else judged[0]
+        return self.bank.store_lessons(lessons, anchor.trajectory, anchor.verdict, "contrast", provenance=self._provenance(judged))
+
+    def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
+        kind, what = self._learning_plan(ok, chosen)
+        if kind == "contrast":
+            lessons = self.bank.distiller(task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]).lessons
+            return self._store_contrast(lessons, what, chosen)
+        if kind == "single":
+            return self._learn_one(what.trajectory, what.verdict, what.verdict.label)
+        return []
+
+    async def _alearn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
+        kind, what = self._learning_plan(ok, chosen)
+        if kind == "contrast":
+            pred = await self.bank.distiller.acall(task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what])
+            return await asyncio.to_thread(self._store_contrast, pred.lessons, what, chosen)
+        if kind == "single":
+            return await self._alearn_one(what.trajectory, what.verdict, what.verdict.label)
+        return []
+
+    def _learn_one(self, trajectory: Trajectory, verdict: Verdict, source) -> list[MemoryItem]:
+        if not verdict.is_determinate:
+            return []
+        lessons = self.bank.extractor(task=trajectory.task, trajectory=trajectory, verdict=verdict).lessons
+        return self.bank.store_lessons(lessons, trajectory, verdict, source)
+
+    async def _alearn_one(self, trajectory: Trajectory, verdict: Verdict, source) -> list[MemoryItem]:
+        if not verdict.is_determinate:
+            return []
+        lessons = (await self.bank.extractor.acall(task=trajectory.task, trajectory=trajectory, verdict=verdict)).lessons
+        return await asyncio.to_thread(self.bank.store_lessons, lessons, trajectory, verdict, source)
+
+    # ---- parallel -------------------------------------------------------------------------
+
+    def _parallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
+        lm = current_lm()
+        rollouts = []
+        for i, rollout_id in enumerate(self.rollout_ids):
+            rollout = run_rollout(self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature)
+            if rollout.ok:
+                rollout.verdict = self._judge(rollout.trajectory)
+            rollouts.append(rollout)
+        if self._all_failed(rollouts):
+            return self._result(rollouts, None, used, [])
+        ok = [r for r in rollouts if r.ok]
+        selection = self.selector(task=task, trajectories=[r.trajectory for r in ok], verdicts=[r.verdict for r in ok], outcomes=self._outcomes(ok))
+        chosen = ok[selection.index]
+        added = self._learn_parallel(task, ok, chosen)
+        self.bank.store.mark_used([item.id for item in used])
+        return self._result(rollouts, chosen.index, used, added, selection)
+
+    async def _aparallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
+        lm = current_lm()
+
+        async def one(i: int, rollout_id: int) -> Rollout:
+            rollout = await arun_rollout(self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature)
+            if rollout.ok:
+                rollout.verdict = await self._ajudge(rollout.trajectory)
+            return rollout
+
+        rollouts = list(await asyncio.gather(*(one(i, rid) for i, rid in enumerate(self.rollout_ids))))
+        if self._all_failed(rollouts):
+            return self._result(rollouts, None, used, [])
+        ok = [r for r in rollouts if r.ok]
+        selection = await self.selector.acall(task=task, trajectories=[r.trajectory for r in ok], verdicts=[r.verdict for r in ok],
+                                              outcomes=self._outcomes(ok))
+        chosen = ok[selection.index]
+        added = await self._alearn_parallel(task, ok, chosen)
+        await asyncio.to_thread(self.bank.store.mark_used, [item.id for item in used])
+        return self._result(rollouts, chosen.index, used, added, selection)
+
+    # ---- sequential -----------------------------------------------------------------------
+
+    @staticmethod
+    def _pass(index: int, refined: dspy.Prediction) -> Rollout:
+        return Rollout(index=index, trajectory=refined.trajectory, notes=refined.notes, error=refined.error)
+
+    def _sequential_outputs(self, first: Rollout, final: Trajectory) -> dict[str, Any]:
+        """The agent's outputs, its single answer field replaced by the refined answer (not for an
+        environment-scored trajectory, whose answer is what the environment recorded)."""
+        outputs = dict(first.outputs)
+        fields = [k for k in outputs if k not in MATTS_FIELDS]
+        if final.outcome is None and len(fields) == 1 and final.final_answer and final.final_answer != first.trajectory.final_answer:
+            outputs[fields[0]] = final.final_answer
+        return outputs
+
+    def _sequential_source(self, final: Trajectory, verdict: Verdict):
+        if self.contrast:
+            return final, "refine"
+        return without_refinements(final), verdict.label
+
+    def _sequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
+        first = run_rollout(self.bank.agent, agent_inputs, task, 0)
+        if self._all_failed([first]):
+            return self._result([first], None, used, [])
+        passes, trajectory = [first], first.trajectory
+        for number in range(1, self.k):
+            refined = self.refiner(task=task, trajectory=trajectory, pass_number=number)
+            passes.append(self._pass(number, refined))
+            trajectory = refined.trajectory
+        verdict = self._judge(trajectory)
+        final = passes[-1]
+        final.trajectory, final.verdict = trajectory, verdict
+        learn_from, source = self._sequential_source(trajectory, verdict)
+        added = self._learn_one(learn_from, verdict, source)
+        self.bank.store.mark_used([item.id for item in used])
+        return self._result(passes, final.index, used, added, outputs=self._sequential_outputs(first, trajectory))
+
+    async def _asequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
+        first = await arun_rollout(self.bank.agent, agent_inputs, task, 0)
+        if self._all_failed([first]):
+            return self._result([first], None, used, [])
+        passes, trajectory = [first], first.trajectory
+        for number in range(1, self.k):
+            refined = await self.refiner.acall(task=task, trajectory=trajectory, pass_number=number)
+            passes.append(self._pass(number, refined))
+            trajectory = refined.trajectory
+        verdict = await self._ajudge(trajectory)
+        final = passes[-1]
+        final.trajectory, final.verdict = trajectory, verdict
+        learn_from, source = self._sequential_source(trajectory, verdict)
+        added = await self._alearn_one(learn_from, verdict, source)
+        await asyncio.to_thread(self.bank.store.mark_used, [item.id for item in used])
+        return self._result(passes, final.index, used, added, outputs=self._sequential_outputs(first, trajectory))
+
+    # ---- entry points ---------------------------------------------------------------------
+
+    def forward(self, **task_inputs: Any) -> dspy.Prediction:
+        """Rollouts run one after another (what a one-sequence local engine and a locked
+        environment do anyway); `acall` runs parallel rollouts concurrently."""
+        task = self.bank._prepare(task_inputs)
+        used = self.bank.retriever(task=task).memories
+        agent_inputs = self.bank._agent_inputs(task_inputs, used)
+        run = self._parallel if self.mode == "parallel" else self._sequential
+        return run(task, agent_inputs, used)
+
+    async def aforward(self, **task_inputs: Any) -> dspy.Prediction:
+        """Parallel rollouts (each followed by its judge) run concurrently with asyncio.gather,
+        so one call is one trace; the selection and the contrast follow once all are in."""
+        task = self.bank._prepare(task_inputs)
+        used = (await self.bank.retriever.acall(task=task)).memories
+        agent_inputs = self.bank._agent_inputs(task_inputs, used)
+        run = self._aparallel if self.mode == "parallel" else self._asequential
+        return await run(task, agent_inputs, used)
+
+    # ---- persistence ----------------------------------------------------------------------
+
+    def save(self, path, save_program: bool = False, modules_to_serialize=None):
+        """Saves every predictor's prompts and demos (the bank's, the selector's or the
+        refiner's) as JSON; the store persists itself."""
+        if save_program or Path(path).suffix != ".json":
+            raise ValueError(f"MaTTS saves its prompts as JSON only: use a path ending in .json (got {path!r})")
+        return super().save(path)
+
+    def load(self, path, allow_pickle: bool = False, allow_unsafe_lm_state: bool = False):
+        """Loads prompts saved by `save()`. JSON only: a saved program is never unpickled."""
+        if allow_pickle or Path(path).suffix != ".json":
+            raise ValueError(f"MaTTS loads JSON only, never pickle: use a .json file (got {path!r})")
+        return super().load(path, allow_unsafe_lm_state=allow_unsafe_lm_state)
+
+
+class VanillaTTS(MaTTS):
+    """The baseline MaTTS is compared with: the same k rollouts and the same best-of-N selection
+    (or the same refinement passes), but memory from one trajectory only: the chosen rollout's
+    lessons (parallel), or the final trajectory's without its notes (sequential). Identical to
+    `MaTTS(bank, k, mode, contrast=False)`."""
+
+    def __init__(self, bank: ReasoningBank, k: int = 3, mode: Literal["parallel", "sequential"] = "parallel", **options: Any):
+        if "contrast" in options:
+            raise TypeError("VanillaTTS never contrasts; use MaTTS(..., contrast=...) to choose")
+        super().__init__(bank, k, mode, contrast=False, **options)

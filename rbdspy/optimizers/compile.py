@@ -1,0 +1,275 @@
+"""The compile entry point: labelled trajectories in, a tuned judge or extractor out, one MLflow
+run per compile.
+
+    result = compile_program("judge", "gepa", train=["datasets/twx-train.jsonl"],
+                             dev=["datasets/twx-dev.jsonl"], budget=48, out_dir="compiled/")
+    ReasoningBank(agent, store, compiled="compiled/")
+
+Each compile: samples balanced train/dev subsets, scores the uncompiled program on dev, runs the
+optimizer's recipe with its metric-call budget, scores the compiled program on the same dev
+subset, saves it as DSPy JSON (`judge.json` / `extractors.json`) and logs params (optimizer,
+budget and what it maps to, LMs, dataset hashes and sizes), metrics (dev scores before and
+after, wall time, LM calls and tokens, metric calls) and artifacts (the JSON, the judge's
+confusion matrices, per-example dev results) to one MLflow run. Where the program round-trips
+through it, `mlflow.dspy.log_model` logs it as a model too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from rbdspy import tracking
+from rbdspy.modules.compiled import COMPONENT_FILES
+from rbdspy.modules.extractor import Extractor
+from rbdspy.modules.judge import Judge
+from rbdspy.optimizers.evaluation import EvalReport, evaluate
+from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled, make_examples
+from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
+from rbdspy.optimizers.plots import confusion_png
+from rbdspy.optimizers.recipes import RECIPES, check, defaults_for
+from rbdspy.optimizers.usage import CountingMetric, LmUsage
+
+log = logging.getLogger(__name__)
+
+FILE_NAMES = {"judge": COMPONENT_FILES["judge"], "extractors": COMPONENT_FILES["extractor"]}
+
+
+def new_program(target: str) -> dspy.Module:
+    """The uncompiled program of a target: what `ReasoningBank` holds as `.judge` / `.extractor`."""
+    if target == "judge":
+        return Judge()
+    if target == "extractors":
+        return Extractor()
+    raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")
+
+
+def load_program(target: str, path: str | Path | None) -> dspy.Module:
+    """A target's program, uncompiled (`path=None`) or loaded from a compiled JSON file or a
+    compile output directory."""
+    program = new_program(target)
+    if path is None:
+        return program
+    path = Path(path)
+    if path.is_dir():
+        path = path / FILE_NAMES[target]
+    if path.suffix != ".json" or not path.is_file():
+        raise FileNotFoundError(f"no compiled {target} at {path} (give a .json written by `rbdspy compile`, or its output directory)")
+    program.load(str(path))
+    return program
+
+
+@dataclass
+class CompileResult:
+    target: str
+    optimizer: str
+    path: Path
+    before: EvalReport
+    after: EvalReport
+    run_id: str | None
+    knobs: dict[str, Any]
+    usage: dict[str, float] = field(default_factory=dict)
+    program: Any = None
+
+
+def _lm_name(lm: Any) -> str:
+    return getattr(lm, "model", None) or type(lm).__name__ if lm is not None else ""
+
+
+def _log_report(prefix: str, report: EvalReport, workdir: Path) -> None:
+    import mlflow
+
+    mlflow.log_metrics({f"{prefix}_{k}": v for k, v in report.metrics.items()})
+    rows = workdir / f"{prefix}_results.jsonl"
+    rows.write_text("".join(json.dumps(r, default=str) + "\n" for r in report.rows))
+    mlflow.log_artifact(str(rows), artifact_path="eval")
+    if report.confusion is not None:
+        png = confusion_png(report.confusion, workdir / f"{prefix}_confusion.png", title=f"Judge vs environment ({prefix.replace('_', ' ')})")
+        mlflow.log_artifact(str(png), artifact_path="eval")
+
+
+def _log_model(program: dspy.Module, target: str) -> bool:
+    """Logs the program with the MLflow DSPy flavour when it round-trips (it pickles the program,
+    so it is a convenience for MLflow users; the JSON artifact is the source of truth)."""
+    import mlflow
+
+    try:
+        mlflow.dspy.log_model(program, name=f"{target}_model", use_dspy_model_save=True, pip_requirements=["rbdspy", "dspy>=3.4.1,<3.5"])
+        return True
+    except Exception as error:  # noqa: BLE001 - a flavour problem must not lose the compile
+        log.warning("mlflow.dspy.log_model failed for the %s (%s); the JSON artifact is logged regardless", target, error)
+        mlflow.set_tag("rbdspy.log_model_error", f"{type(error).__name__}: {error}"[:500])
+        return False
+    finally:
+        # log_model makes the model "active", and MLflow would then attach every later metric of
+        # this process (the next compile's, an eval's) to it.
+        mlflow.clear_active_model()
+
+
+def compile_program(
+    target: str,
+    optimizer: str,
+    train: Sequence[str | Path],
+    dev: Sequence[str | Path],
+    *,
+    out_dir: str | Path,
+    budget: int | None = None,
+    lm: Any = None,
+    reflection_lm: Any = None,
+    rubric_lm: Any = None,
+    train_limit: int | None = None,
+    dev_limit: int | None = None,
+    max_demos: int | None = None,
+    seed: int = 0,
+    num_threads: int = 1,
+    in_all: bool = False,
+    experiment: str = tracking.DEFAULT_EXPERIMENT,
+    log_model: bool = True,
+    display_progress: bool = True,
+    extra_params: dict[str, Any] | None = None,
+) -> CompileResult:
+    """Compiles one target (see the module docstring). `lm` defaults to `dspy.settings.lm`;
+    `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`; `budget`, the limits and
+    `max_demos` to the recipe defaults for the target."""
+    check(target, optimizer)
+    default_budget, defaults = defaults_for(target, optimizer, in_all)
+    budget = default_budget if budget is None else budget
+    train_limit = defaults.train_limit if train_limit is None else train_limit
+    dev_limit = defaults.dev_limit if dev_limit is None else dev_limit
+    max_demos = defaults.max_demos if max_demos is None else max_demos
+    lm = lm or dspy.settings.lm
+    if lm is None:
+        raise ValueError("compile needs an LM: pass lm=... or dspy.configure(lm=...)")
+    train_files, dev_files = expand_paths(train), expand_paths(dev)
+    train_records = balanced_sample(load_labelled(train_files), train_limit, seed)
+    dev_records = balanced_sample(load_labelled(dev_files), dev_limit, seed)
+    trainset, devset = make_examples(target, train_records), make_examples(target, dev_records)
+    if not trainset:
+        raise ValueError(f"no training records in {', '.join(map(str, train_files))}")
+
+    rubric = None
+    if rubric_lm is not None and target == "extractors":
+        from rbdspy.optimizers.rubric import LessonRubric
+
+        rubric = LessonRubric(rubric_lm)
+    metric = CountingMetric(metric_for(target, rubric=rubric))
+    metric_feedback = CountingMetric(metric_for(target, feedback=True, rubric=rubric))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out_path = out_dir / FILE_NAMES[target]
+
+    params = {
+        "target": target,
+        "optimizer": optimizer,
+        "budget_metric_calls": budget,
+        "lm": _lm_name(lm),
+        "reflection_lm": _lm_name(reflection_lm or lm),
+        "rubric_lm": _lm_name(rubric_lm) if rubric else "",
+        "train_files": ",".join(map(str, train_files)),
+        "dev_files": ",".join(map(str, dev_files)),
+        "train_sha256": files_digest(train_files),
+        "dev_sha256": files_digest(dev_files),
+        "n_train": len(trainset),
+        "n_dev": len(devset),
+        "train_limit": train_limit,
+        "dev_limit": dev_limit,
+        "max_demos": max_demos,
+        "seed": seed,
+        "num_threads": num_threads,
+        **(extra_params or {}),
+    }
+    started = time.perf_counter()
+    with dspy.context(lm=lm), tracking.run(f"compile-{target}-{optimizer}", experiment=experiment, tags={"rbdspy.kind": "compile", "rbdspy.target": target}) as active, tempfile.TemporaryDirectory() as tmp:
+        import mlflow
+
+        workdir = Path(tmp)
+        tracking.log_params(params)
+        with LmUsage() as usage:
+            student = new_program(target)
+            before = evaluate(student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric) if devset else None
+            compile_started = time.perf_counter()
+            compiled, knobs = RECIPES[optimizer](
+                student,
+                trainset,
+                metric=metric,
+                metric_feedback=metric_feedback,
+                metric_threshold=METRIC_THRESHOLDS[target],
+                budget=budget,
+                reflection_lm=reflection_lm,
+                max_demos=max_demos,
+                labeled_demos=max_demos if target == "judge" else 0,
+                seed=seed,
+                num_threads=num_threads,
+            )
+            compile_seconds = time.perf_counter() - compile_started
+            after = evaluate(compiled, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric) if devset else None
+        tracking.log_params({f"recipe_{k}": v for k, v in knobs.items()})
+        compiled.save(str(out_path))
+        mlflow.log_artifact(str(out_path), artifact_path="compiled")
+        totals = usage.totals()
+        metrics = {
+            **totals,
+            "metric_calls": float(metric.calls + metric_feedback.calls),
+            "feedback_calls": float(metric_feedback.feedback_calls),
+            "compile_seconds": compile_seconds,
+            "wall_seconds": time.perf_counter() - started,
+        }
+        if before is not None:
+            _log_report("dev_before", before, workdir)
+            _log_report("dev_after", after, workdir)
+            metrics["dev_gain"] = after.score - before.score
+        mlflow.log_metrics(metrics)
+        if log_model:
+            _log_model(compiled, target)
+        run_id = active.info.run_id
+    log.info("compiled %s with %s: dev %.3f -> %.3f, saved to %s", target, optimizer, before.score if before else float("nan"), after.score if after else float("nan"), out_path)
+    return CompileResult(target, optimizer, out_path, before, after, run_id, knobs, metrics, compiled)
+
+
+def evaluate_program(
+    target: str,
+    data: Sequence[str | Path],
+    *,
+    compiled: str | Path | None = None,
+    lm: Any = None,
+    limit: int | None = None,
+    seed: int = 0,
+    num_threads: int = 1,
+    rubric_lm: Any = None,
+    experiment: str = tracking.DEFAULT_EXPERIMENT,
+    display_progress: bool = True,
+) -> tuple[EvalReport, str]:
+    """Scores a compiled (or, with `compiled=None`, the hand-written) judge or extractor on
+    labelled data, as one MLflow run with the metrics, per-example results and, for the judge,
+    the confusion-matrix PNG. Returns the report and the run id."""
+    lm = lm or dspy.settings.lm
+    if lm is None:
+        raise ValueError("eval needs an LM: pass lm=... or dspy.configure(lm=...)")
+    files = expand_paths(data)
+    examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed))
+    program = load_program(target, compiled)
+    rubric = None
+    if rubric_lm is not None and target == "extractors":
+        from rbdspy.optimizers.rubric import LessonRubric
+
+        rubric = LessonRubric(rubric_lm)
+    with dspy.context(lm=lm), tracking.run(f"eval-{target}", experiment=experiment, tags={"rbdspy.kind": "eval", "rbdspy.target": target}) as active, tempfile.TemporaryDirectory() as tmp:
+        tracking.log_params(
+            {"target": target, "compiled": str(compiled or "none"), "lm": _lm_name(lm), "data_files": ",".join(map(str, files)), "data_sha256": files_digest(files), "n": len(examples), "limit": limit, "seed": seed}
+        )
+        started = time.perf_counter()
+        with LmUsage() as usage:
+            report = evaluate(program, examples, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric)
+        import mlflow
+
+        _log_report("eval", report, Path(tmp))
+        mlflow.log_metrics({**usage.totals(), "wall_seconds": time.perf_counter() - started})
+        return report, active.info.run_id

@@ -1,0 +1,133 @@
+"""Labelled trajectory records -> `dspy.Example`s for the judge and for the extractors.
+
+The inputs of an example are exactly what the module sees at run time (task and the trajectory
+rendered by the module's own `render_trajectory`), so a compiled prompt is tuned on the text it
+will later read. Everything else on the example (label, provenance, cause, environment score,
+literals) is for the metric and its feedback, never shown to the program.
+
+The judge's input drops the trajectory's `final_answer`: trajectories recorded from an
+environment end with the environment's score ("score 100/100", or the agent's
+"... success, score ...") and a judge compiled on that line would learn to read the label
+instead of the evidence. Pass `hide_outcome=False` to keep it.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import random
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import dspy
+
+from rbdspy.envs.dataset import LabelledTrajectory, load_records
+from rbdspy.modules.judge import render_trajectory
+from rbdspy.optimizers.literals import trajectory_literals
+
+DEFAULT_MAX_CHARS = 6000
+AGENT_ROLES = ("agent", "assistant")
+
+
+def expand_paths(patterns: Iterable[str | Path]) -> list[Path]:
+    """Files named by `patterns` (paths or globs; a comma-separated string is split), sorted and
+    without repeats. A pattern that matches nothing raises FileNotFoundError."""
+    out: list[Path] = []
+    for pattern in patterns:
+        for part in str(pattern).split(","):
+            part = part.strip()
+            if not part:
+                continue
+            matches = sorted(glob.glob(part)) if glob.has_magic(part) else ([part] if Path(part).is_file() else [])
+            if not matches:
+                raise FileNotFoundError(f"no dataset file matches {part!r} (give JSONL paths or globs, e.g. datasets/*-train.jsonl)")
+            out.extend(Path(m) for m in matches)
+    return sorted(set(out), key=str)
+
+
+def load_labelled(patterns: Iterable[str | Path]) -> list[LabelledTrajectory]:
+    """Every record of every file the patterns name, in file order."""
+    records: list[LabelledTrajectory] = []
+    for path in expand_paths(patterns):
+        records.extend(load_records(path))
+    return records
+
+
+def files_digest(paths: Sequence[str | Path]) -> str:
+    """SHA-256 (first 16 hex digits) over the files' names and bytes: which data a compile saw."""
+    h = hashlib.sha256()
+    for path in sorted(str(p) for p in paths):
+        h.update(Path(path).name.encode())
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def balanced_sample(records: Sequence[LabelledTrajectory], limit: int | None, seed: int = 0) -> list[LabelledTrajectory]:
+    """At most `limit` records, alternating success and failure as long as both last (so a
+    small subset is balanced even when the file is not), each label shuffled with `seed`.
+    `limit=None` keeps every record (still shuffled, labels interleaved)."""
+    rng = random.Random(seed)
+    by_label: dict[str, list[LabelledTrajectory]] = {"success": [], "failure": []}
+    for record in records:
+        by_label[record.label].append(record)
+    for group in by_label.values():
+        rng.shuffle(group)
+    out: list[LabelledTrajectory] = []
+    successes, failures = by_label["success"], by_label["failure"]
+    for i in range(max(len(successes), len(failures))):
+        for group in (successes, failures):
+            if i < len(group):
+                out.append(group[i])
+    return out if limit is None else out[:limit]
+
+
+def _score_text(record: LabelledTrajectory) -> str:
+    meta = record.trajectory.metadata
+    if "final_score" in meta and "max_score" in meta:
+        return f"{meta['final_score']:g}/{meta['max_score']:g}"
+    return ""
+
+
+def _metadata(record: LabelledTrajectory) -> dict:
+    trajectory = record.trajectory
+    actions = [s.content for s in trajectory.steps if s.role in AGENT_ROLES]
+    observations = [s.content for s in trajectory.steps if s.role not in AGENT_ROLES]
+    return {
+        "label": record.label,
+        "kind": record.kind,
+        "cause": record.cause.describe(record.kind) if record.cause else "",
+        "cause_actions": list(record.cause.actions) if record.cause else [],
+        "env_score": _score_text(record),
+        "env": record.env,
+        "task_id": record.task_id,
+        "task_type": record.task_type,
+        "literals": trajectory_literals(trajectory.task, actions, observations),
+    }
+
+
+def judge_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True) -> dspy.Example:
+    """Inputs `task`, `trajectory` (rendered as the Judge renders it); `verdict` is the
+    environment's label, so labelled demos show the right answer."""
+    trajectory = record.trajectory
+    if hide_outcome:
+        trajectory = trajectory.model_copy(update={"final_answer": None})
+    text = render_trajectory(trajectory, trajectory.task, max_chars)
+    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs("task", "trajectory")
+
+
+def extractor_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS) -> dspy.Example:
+    """Inputs `task`, `trajectory`, `verdict` (the environment's label: the extractor is tuned
+    on correctly routed trajectories, the judge's errors are the judge's compile)."""
+    trajectory = record.trajectory
+    text = render_trajectory(trajectory, trajectory.task, max_chars)
+    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
+        "task", "trajectory", "verdict"
+    )
+
+
+def make_examples(target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS) -> list[dspy.Example]:
+    if target == "judge":
+        return [judge_example(r, max_chars) for r in records]
+    if target == "extractors":
+        return [extractor_example(r, max_chars) for r in records]
+    raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")

@@ -1,0 +1,201 @@
+"""One compile recipe per optimizer, each mapping an explicit budget of *metric calls* (one
+metric call = one run of the program on one example, scored) onto the optimizer's own knobs.
+
+The mappings, and what each costs on top of the budget:
+
+- gepa: `max_metric_calls = budget`, enforced by GEPA itself between iterations (so the last
+  iteration can overshoot by at most its own calls: 2 x 3 minibatch + n_val). GEPA scores its validation split
+  (`n_val = clamp(budget // 4, 2, available)` train examples held out from reflection) once at
+  the start, then per iteration 2 x 3 minibatch calls (+ n_val when a candidate improves). On top:
+  one reflection-LM call per iteration (about budget / 6), and the metric is called again for
+  feedback on the examples reflected on (no program run).
+- miprov2 (zero-shot instructions, auto=None): with `num_candidates = 3`, bootstrapping the
+  two demo sets that inform the proposer runs the program on at most `n_boot` examples each
+  (`n_boot = clamp(budget // 8, 1, available)`), then the default program and each of
+  `num_trials` candidates are scored on `n_val` examples: calls <= 2 * n_boot + n_val *
+  (num_trials + 1) <= budget. On top: one proposer-LM call per instruction candidate (3 per
+  predictor). The data- and program-aware proposers are off: on a small local model they add
+  many long calls for little gain.
+- bootstrap (BootstrapFewShot): runs the program on the first `budget` train examples at most,
+  stopping once `max_demos` demos pass the metric threshold: calls <= budget.
+- labeled (LabeledFewShot): `max_demos` labelled examples as demos; no LM and no metric calls
+  (the budget is unused). Judge only: the extractors have no gold lessons to show.
+
+Defaults (`DEFAULTS`) are sized for the embedded local model on 2 cores (see `estimate_seconds`
+for the per-call costs assumed): each target's default compile, dev evaluation before and after
+included, is estimated at under 45 minutes, and so is `--target all` with its own smaller
+defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import dspy
+
+log = logging.getLogger(__name__)
+
+OPTIMIZERS = ("gepa", "miprov2", "bootstrap", "labeled")
+TARGETS = ("judge", "extractors")
+
+# Seconds per call assumed for the embedded local model on 2 cores (judge call measured at
+# ~20 s; an extraction writes ~3x the tokens; a proposal/reflection call reads a long prompt and
+# writes an instruction). Used only for the up-front estimate and the default sizes.
+SECONDS_PER_CALL = {"judge": 20.0, "extractors": 45.0, "proposal": 60.0}
+TIME_LIMIT_S = 45 * 60
+
+
+@dataclass(frozen=True)
+class Defaults:
+    budget: dict[str, int]
+    dev_limit: int
+    train_limit: int
+    max_demos: int = 1
+
+
+DEFAULTS: dict[tuple[str, bool], Defaults] = {
+    # (target, part of --target all)
+    ("judge", False): Defaults(budget={"gepa": 48, "miprov2": 48, "bootstrap": 16, "labeled": 0}, dev_limit=16, train_limit=32),
+    ("extractors", False): Defaults(budget={"gepa": 20, "miprov2": 20, "bootstrap": 8, "labeled": 0}, dev_limit=8, train_limit=16),
+    ("judge", True): Defaults(budget={"gepa": 24, "miprov2": 24, "bootstrap": 8, "labeled": 0}, dev_limit=10, train_limit=16),
+    ("extractors", True): Defaults(budget={"gepa": 12, "miprov2": 12, "bootstrap": 6, "labeled": 0}, dev_limit=6, train_limit=12),
+}
+
+
+def defaults_for(target: str, optimizer: str, in_all: bool = False) -> tuple[int, Defaults]:
+    check(target, optimizer)
+    d = DEFAULTS[(target, in_all)]
+    return d.budget[optimizer], d
+
+
+def check(target: str, optimizer: str) -> None:
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}; got {target!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+    if target == "extractors" and optimizer == "labeled":
+        raise ValueError("labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): use gepa, miprov2 or bootstrap")
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return max(min(value, high), min(low, high))
+
+
+def split_train(trainset: list, n_val: int) -> tuple[list, list]:
+    """The first `n_val` examples (balanced already: `balanced_sample` interleaves the labels)
+    become the optimizer's validation split, the rest its training split. With too few
+    examples both are the whole set."""
+    if len(trainset) <= n_val + 1:
+        return trainset, trainset
+    return trainset[n_val:], trainset[:n_val]
+
+
+def plan(optimizer: str, budget: int, n_train: int) -> dict[str, int]:
+    """The optimizer knobs a budget maps to (logged to MLflow with the run)."""
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0 metric calls; got {budget}")
+    if optimizer == "gepa":
+        if budget < 4:
+            raise ValueError(f"gepa needs a budget of at least 4 metric calls (a validation pass and a minibatch); got {budget}")
+        n_val = _clamp(budget // 4, 2, max(n_train - 1, 1))
+        return {"max_metric_calls": budget, "n_val": n_val, "reflection_minibatch_size": 3}
+    if optimizer == "miprov2":
+        n_boot = _clamp(budget // 8, 1, n_train)
+        n_val = _clamp(budget // 5, 2, n_train)
+        num_trials = (budget - 2 * n_boot) // n_val - 1
+        if num_trials < 1:
+            raise ValueError(f"miprov2 needs a budget of at least {2 * n_boot + 2 * n_val} metric calls here; got {budget}")
+        return {"num_candidates": 3, "num_trials": num_trials, "n_val": n_val, "n_boot": n_boot, "max_metric_calls": 2 * n_boot + n_val * (num_trials + 1)}
+    if optimizer == "bootstrap":
+        if budget < 1:
+            raise ValueError("bootstrap needs a budget of at least 1 metric call")
+        return {"max_metric_calls": budget, "n_train": min(budget, n_train)}
+    if optimizer == "labeled":
+        return {"max_metric_calls": 0}
+    raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+
+
+def estimate_seconds(target: str, optimizer: str, budget: int, dev_limit: int) -> float:
+    """Rough wall time on the embedded local model: dev evaluation before and after, the
+    budget's program calls, and the proposal/reflection calls on top."""
+    per_call = SECONDS_PER_CALL[target]
+    proposals = {"gepa": budget // 6 + 1, "miprov2": 3, "bootstrap": 0, "labeled": 0}[optimizer]
+    return per_call * (2 * dev_limit + budget) + SECONDS_PER_CALL["proposal"] * proposals
+
+
+# ---- the recipes ----------------------------------------------------------------------------
+
+
+def run_gepa(student, trainset, *, metric_feedback: Callable, budget: int, reflection_lm=None, seed: int = 0, num_threads: int = 1, **_: Any):
+    knobs = plan("gepa", budget, len(trainset))
+    train, val = split_train(trainset, knobs["n_val"])
+    # Extractors: "all" updates both predictors from one minibatch (a minibatch of successes only
+    # has nothing to say about the failure predictor, which GEPA then skips).
+    selector = "all" if len(list(student.named_predictors())) > 1 else "round_robin"
+    optimizer = dspy.GEPA(
+        metric=metric_feedback,
+        max_metric_calls=budget,
+        reflection_lm=reflection_lm or dspy.settings.lm,
+        reflection_minibatch_size=knobs["reflection_minibatch_size"],
+        component_selector=selector,
+        num_threads=num_threads,
+        seed=seed,
+        use_merge=False,
+    )
+    return optimizer.compile(student, trainset=train, valset=val), knobs
+
+
+def run_miprov2(student, trainset, *, metric: Callable, budget: int, metric_threshold: float | None = None, reflection_lm=None, seed: int = 0, num_threads: int = 1, **_: Any):
+    knobs = plan("miprov2", budget, len(trainset))
+    boot, val = trainset[: knobs["n_boot"]], trainset[-knobs["n_val"] :]
+    optimizer = dspy.MIPROv2(
+        metric=metric,
+        prompt_model=reflection_lm or dspy.settings.lm,
+        auto=None,
+        num_candidates=knobs["num_candidates"],
+        max_bootstrapped_demos=0,
+        max_labeled_demos=0,
+        num_threads=num_threads,
+        seed=seed,
+        metric_threshold=metric_threshold,
+        verbose=False,
+    )
+    compiled = optimizer.compile(
+        student,
+        trainset=boot,
+        valset=val,
+        num_trials=knobs["num_trials"],
+        minibatch=False,
+        program_aware_proposer=False,
+        data_aware_proposer=False,
+        fewshot_aware_proposer=False,
+    )
+    return compiled, knobs
+
+
+def run_bootstrap(student, trainset, *, metric: Callable, budget: int, metric_threshold: float | None = None, max_demos: int = 1, labeled_demos: int = 0, **_: Any):
+    knobs = plan("bootstrap", budget, len(trainset))
+    optimizer = dspy.BootstrapFewShot(
+        metric=metric,
+        metric_threshold=metric_threshold,
+        max_bootstrapped_demos=max_demos,
+        max_labeled_demos=labeled_demos,
+        max_rounds=1,
+    )
+    return optimizer.compile(student, trainset=trainset[: knobs["n_train"]]), {**knobs, "max_demos": max_demos}
+
+
+def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed: int = 0, **_: Any):
+    knobs = plan("labeled", budget, len(trainset))
+    # LabeledFewShot samples with the global `random`; a seeded shuffle here keeps it reproducible.
+    import random
+
+    pool = list(trainset)
+    random.Random(seed).shuffle(pool)
+    compiled = dspy.LabeledFewShot(k=max_demos).compile(student, trainset=pool, sample=False)
+    return compiled, {**knobs, "max_demos": max_demos}
+
+
+RECIPES: dict[str, Callable] = {"gepa": run_gepa, "miprov2": run_miprov2, "bootstrap": run_bootstrap, "labeled": run_labeled}

@@ -1,0 +1,32 @@
+"""The benchmark tests play real TextWorld-Express demo games (one JVM for the session) with a
+scripted LM; they are skipped where the `envs` extra or Java is missing."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope="session")
+def demo_env():
+    pytest.importorskip("textworld_express")
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
+    from rbdspy.demo import open_demo_env
+
+    env = open_demo_env("twx")
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def mlflow_store(tmp_path, monkeypatch):
+    """A temporary sqlite MLflow store for the test; returns its URI."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    return uri

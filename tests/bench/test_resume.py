@@ -1,0 +1,73 @@
+"""An interrupted run resumes without redoing finished tasks, from the bank its finished tasks
+left; a finished directory is never silently overwritten or mixed with other settings."""
+
+import json
+
+import dspy
+import pytest
+from bench_testing import CallCounter, scripted_lm
+from rich.console import Console
+
+from rbdspy.bench import run_bench
+from rbdspy.bench.records import arm_path, read_records
+from rbdspy.memory import MemoryStore
+
+ARMS = "no-memory,reasoningbank"
+N, STEPS = 4, 2
+
+
+def _run(env, out, embedder, **options):
+    return run_bench(scripted_lm(), embedder, out, arms=ARMS, n_tasks=N, max_steps=STEPS, environment=env, mlflow=False,
+                     console=Console(file=open("/dev/null", "w")), n_resamples=200, **options)
+
+
+def _cut(path, keep, torn=False):
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:keep]) + ('{"index": 9, "tor' if torn else ""))
+
+
+def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, hash_embedder):
+    out = tmp_path / "run"
+    first = _run(demo_env, out, hash_embedder)
+    # interrupted: reasoningbank finished 2 of 4 tasks (its bank holds the items of all 4, as if
+    # the crash came after the writes), no-memory 3, with a half-written line
+    _cut(arm_path(out, "reasoningbank"), 2)
+    _cut(arm_path(out, "no-memory"), 3, torn=True)
+    counter = CallCounter()
+    dspy.configure(callbacks=[counter.as_callback()])
+    resumed = _run(demo_env, out, hash_embedder, resume=True)
+
+    assert counter.agent_calls == (2 + 1) * STEPS  # only the 3 missing tasks were played
+    assert counter.calls == counter.agent_calls + 2 * 2  # judge + extractor for reasoningbank's 2
+    assert counter.cache_settings == {False}  # every arm pays for its own calls: no DSPy cache hits
+    for arm in ("no-memory", "reasoningbank"):
+        assert [r["index"] for r in read_records(arm_path(out, arm))] == list(range(N))
+    rows = read_records(arm_path(out, "reasoningbank"))
+    assert [r["bank_size"] for r in rows] == [1, 2, 3, 4]  # the interrupted writes were rolled back first
+    assert rows[2]["memories_used"] == 1
+    with MemoryStore(out / "banks" / "reasoningbank", embedder=hash_embedder) as store:
+        assert len(store) == N
+    assert resumed["arms"]["reasoningbank"]["n_tasks"] == first["arms"]["reasoningbank"]["n_tasks"] == N
+
+    again = CallCounter()
+    dspy.configure(callbacks=[again.as_callback()])
+    _run(demo_env, out, hash_embedder, resume=True)
+    assert again.calls == 0  # nothing left to do
+
+
+def test_resume_can_add_an_arm_to_a_finished_run(demo_env, tmp_path, hash_embedder):
+    out = tmp_path / "run"
+    _run(demo_env, out, hash_embedder)
+    results = run_bench(scripted_lm(), hash_embedder, out, arms="reasoningbank-oracle", n_tasks=N, max_steps=STEPS, environment=demo_env,
+                        mlflow=False, resume=True, console=Console(file=open("/dev/null", "w")), n_resamples=200)
+    assert list(results["arms"]) == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
+    assert json.loads((out / "config.json").read_text())["config"]["arms"] == list(results["arms"])
+
+
+def test_a_run_directory_is_never_mixed(demo_env, tmp_path, hash_embedder):
+    out = tmp_path / "run"
+    _run(demo_env, out, hash_embedder)
+    with pytest.raises(FileExistsError, match="--resume"):
+        _run(demo_env, out, hash_embedder)
+    with pytest.raises(ValueError, match="seed: run has 0, asked 1"):
+        _run(demo_env, out, hash_embedder, resume=True, seed=1)

@@ -1,0 +1,113 @@
+"""The whole harness on real TextWorld-Express demo games with a scripted LM (the CI smoke size):
+every arm builds and plays the same stream, costs are counted per task, memory is written and
+retrieved, every output file exists, and MLflow gets one parent run with a child per arm."""
+
+import json
+
+import mlflow
+import pytest
+from bench_testing import scripted_lm
+from rich.console import Console
+
+from rbdspy.bench import ARMS, SMOKE_MAX_STEPS, SMOKE_TASKS, run_bench
+from rbdspy.bench.arms import parse_arms
+from rbdspy.bench.records import arm_path, read_records
+
+
+@pytest.fixture(scope="module")
+def smoke_run(demo_env, tmp_path_factory):
+    """All arms once, shared by the assertions below (the run itself is the expensive part)."""
+    import os
+
+    out = tmp_path_factory.mktemp("bench") / "run"
+    uri = f"sqlite:///{out.parent / 'mlflow.db'}"
+    old = os.environ.get("MLFLOW_TRACKING_URI")
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    try:
+        from rbdspy.memory.embedders import HashEmbedder
+
+        console = Console(record=True, width=220)
+        results = run_bench(scripted_lm(), HashEmbedder(dim=64), out, arms="all", smoke=True, environment=demo_env,
+                            lm_name="dummy", console=console, n_resamples=500)
+    finally:
+        if old is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = old
+    records = {arm: read_records(arm_path(out, arm)) for arm in results["arms"]}
+    return out, uri, results, records, console.export_text()
+
+
+def test_every_arm_plays_the_same_stream(smoke_run):
+    out, _, results, records, _ = smoke_run
+    assert list(records) == parse_arms("all") and len(records) >= 10
+    streams = {arm: [(r["index"], r["task_id"]) for r in rows] for arm, rows in records.items()}
+    assert len(set(map(tuple, streams.values()))) == 1  # paired: same tasks, same order
+    assert len(records["no-memory"]) == SMOKE_TASKS
+    assert all(r["error"] is None for rows in records.values() for r in rows)
+    assert all(r["steps"] == SMOKE_MAX_STEPS for r in records["no-memory"])  # "look around" never wins
+
+
+def test_lm_calls_are_counted_per_task(smoke_run):
+    *_, records, _ = smoke_run
+    calls = lambda arm: {r["lm_calls"] - r["steps"] for r in records[arm]}  # noqa: E731  (calls beyond the agent's steps)
+    assert calls("no-memory") == {0}                # the agent only
+    assert calls("reasoningbank") == {2}            # + judge + extractor
+    assert calls("reasoningbank-oracle") == {1}     # environment label: no judge
+    assert calls("success-only") == {2}             # the scripted judge says success, so it extracts
+    assert calls("trajectory-memory") == {1}        # judge; the exemplar needs no LM
+    assert calls("workflow-memory") == {2}          # judge + induction
+    # parallel: 3 rollouts x steps + 3 judges + selector + contrast
+    assert {r["lm_calls"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS + 3 + 1 + 1}
+    assert {r["env_actions"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS}
+    # sequential: steps + 2 refinement passes + judge + extractor
+    assert {r["lm_calls"] for r in records["matts-sequential-k3"]} == {SMOKE_MAX_STEPS + 2 + 1 + 1}
+
+
+def test_memory_is_written_and_retrieved_from_an_empty_bank(smoke_run):
+    *_, records, _ = smoke_run
+    assert all(r["memories_added"] == 0 and r["memories_used"] == 0 and r["verdict"] is None for r in records["no-memory"])
+    for arm, k in (("reasoningbank", 1), ("reasoningbank-k2", 2), ("reasoningbank-k3", 3)):
+        rows = records[arm]
+        assert [r["bank_size"] for r in rows] == list(range(1, SMOKE_TASKS + 1))  # one lesson per task, from empty
+        assert [r["memories_used"] for r in rows] == [min(k, i) for i in range(SMOKE_TASKS)]
+    assert {r["verdict"] for r in records["reasoningbank"]} == {"success"}       # the judge's (scripted) label
+    assert {r["verdict"] for r in records["reasoningbank-oracle"]} == {"failure"}  # the environment's
+
+
+def test_outputs_exist_and_agree(smoke_run):
+    out, _, results, records, printed = smoke_run
+    for name in ("results.json", "results.md", "learning_curve.png", "success_bars.png", "config.json"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["arms"]["reasoningbank"]["memories_written"] == SMOKE_TASKS
+    assert saved["arms"]["no-memory"]["lm_calls_per_task"] == SMOKE_MAX_STEPS
+    assert set(saved["comparisons"]) == set(records) - {"no-memory"}
+    assert saved["comparisons"]["reasoningbank"]["measured"]["n"] == SMOKE_TASKS // 2
+    md = (out / "results.md").read_text()
+    assert all(f"| {arm} |" in md for arm in records) and "Reproduce: `rbdspy bench --env twx --tasks 6" in md
+    assert "reasoningbank-oracle" in printed and "Reproduce" in printed
+
+
+def test_mlflow_has_a_parent_run_with_a_child_per_arm(smoke_run):
+    out, uri, results, records, _ = smoke_run
+    mlflow.set_tracking_uri(uri)
+    parent = mlflow.get_run(results["mlflow_run_id"])
+    assert parent.data.params["env"] == "twx" and parent.data.tags["rbdspy.kind"] == "bench"
+    children = mlflow.search_runs(experiment_ids=[parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'",
+                                  output_format="list")
+    assert sorted(c.data.params["arm"] for c in children) == sorted(records)
+    child = next(c for c in children if c.data.params["arm"] == "reasoningbank")
+    assert child.data.metrics["memories_written"] == SMOKE_TASKS
+    history = mlflow.MlflowClient(uri).get_metric_history(child.info.run_id, "cumulative_success_rate")
+    assert sorted(m.step for m in history) == list(range(SMOKE_TASKS))
+    artifacts = {a.path for a in mlflow.MlflowClient(uri).list_artifacts(parent.info.run_id)}
+    assert {"results.md", "learning_curve.png", "success_bars.png"} <= artifacts
+
+
+def test_unknown_arms_are_refused():
+    with pytest.raises(ValueError, match="unknown arm 'best'"):
+        parse_arms("no-memory,best")
+    assert parse_arms("topk,no-memory") == ["no-memory", "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"]
+    assert set(parse_arms("all")) | {"reasoningbank-k1"} == set(ARMS)

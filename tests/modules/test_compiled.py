@@ -1,0 +1,107 @@
+"""Compiled prompts: shipped by default, loaded from a compile's output, opted out of, JSON only."""
+
+import tomllib
+from pathlib import Path
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.modules import compiled as compiled_prompts
+from rbdspy.modules.extractor import Extractor
+from rbdspy.modules.judge import Judge
+
+TUNED = "Tuned judge instruction."
+
+
+def agent():
+    return dspy.Predict("task, memory -> answer")
+
+
+def write_compiled(directory: Path, judge=True, extractors=False) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    if judge:
+        j = Judge()
+        j.predict.signature = j.predict.signature.with_instructions(TUNED)
+        j.save(str(directory / "judge.json"))
+    if extractors:
+        e = Extractor()
+        e.failure.signature = e.failure.signature.with_instructions("Tuned failure extractor.")
+        e.save(str(directory / "extractors.json"))
+    return directory
+
+
+@pytest.fixture
+def store(tmp_path, hash_embedder):
+    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as s:
+        yield s
+
+
+def test_the_shipped_directory_is_loaded_by_default(tmp_path, store, monkeypatch):
+    shipped = write_compiled(tmp_path / "shipped", extractors=True)
+    monkeypatch.setattr(compiled_prompts, "PACKAGE_COMPILED_DIR", shipped)
+    bank = ReasoningBank(agent(), store)
+    assert bank.judge.predict.signature.instructions == TUNED
+    assert bank.extractor.failure.signature.instructions == "Tuned failure extractor."
+    assert len(bank.compiled_from) == 2
+
+
+@pytest.mark.parametrize("opt_out", [None, False])
+def test_opting_out_keeps_the_hand_written_prompts(tmp_path, store, monkeypatch, opt_out):
+    monkeypatch.setattr(compiled_prompts, "PACKAGE_COMPILED_DIR", write_compiled(tmp_path / "shipped"))
+    bank = ReasoningBank(agent(), store, compiled=opt_out)
+    assert bank.judge.predict.signature.instructions == Judge().predict.signature.instructions
+    assert bank.compiled_from == []
+
+
+def test_an_empty_or_missing_shipped_directory_is_fine(tmp_path, store, monkeypatch):
+    monkeypatch.setattr(compiled_prompts, "PACKAGE_COMPILED_DIR", tmp_path / "nothing")
+    assert ReasoningBank(agent(), store).compiled_from == []
+
+
+def test_an_explicit_directory_must_hold_something(tmp_path, store):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="judge.json, extractors.json"):
+        ReasoningBank(agent(), store, compiled=tmp_path / "empty")
+    with pytest.raises(FileNotFoundError):
+        ReasoningBank(agent(), store, compiled=tmp_path / "absent")
+
+
+def test_a_file_for_the_wrong_component_is_named(tmp_path, store):
+    Extractor().save(str(tmp_path / "judge.json"))
+    with pytest.raises(ValueError, match=r"judge\.json is not a compiled Judge"):
+        ReasoningBank(agent(), store, compiled=tmp_path)
+
+
+def test_a_whole_bank_json_is_accepted_and_pickle_never(tmp_path, store):
+    source = ReasoningBank(agent(), store, compiled=write_compiled(tmp_path / "c"))
+    source.save(tmp_path / "bank.json")
+    bank = ReasoningBank(agent(), store, compiled=tmp_path / "bank.json")
+    assert bank.judge.predict.signature.instructions == TUNED
+    with pytest.raises(ValueError, match="JSON only"):
+        bank.load(tmp_path / "bank.pkl", allow_pickle=True)
+    with pytest.raises(TypeError, match="compiled must be"):
+        ReasoningBank(agent(), store, compiled=3)
+
+
+def test_compiled_prompts_are_what_the_lm_is_sent(tmp_path, store):
+    lm = DummyLM([{"rationale": "ok", "verdict": "success"}])
+    dspy.configure(lm=lm)
+    bank = ReasoningBank(agent(), store, compiled=write_compiled(tmp_path / "c"))
+    bank.judge(task="t", trajectory=[{"role": "user", "content": "x"}])
+    assert TUNED in lm.history[-1]["messages"][0]["content"]
+
+
+def test_the_package_ships_its_compiled_directory_as_package_data():
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert "compiled/*.json" in pyproject["tool"]["setuptools"]["package-data"]["rbdspy"]
+    assert compiled_prompts.PACKAGE_COMPILED_DIR == Path(compiled_prompts.__file__).parents[1] / "compiled"
+    assert compiled_prompts.PACKAGE_COMPILED_DIR.is_dir()
+
+
+def test_extractor_reports_the_raw_drafts_it_clipped():
+    long = {"title": "T", "description": "When so.", "content": "x" * 1500}
+    dspy.configure(lm=DummyLM([{"lessons": [long]}]))
+    pred = Extractor()(task="t", trajectory=[{"role": "user", "content": "x"}], verdict="success")
+    assert len(pred.lessons[0].content) <= 1000 and len(pred.drafts[0].content) == 1500

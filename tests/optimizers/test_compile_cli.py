@@ -1,0 +1,80 @@
+"""`rbdspy compile`, `rbdspy eval`, `rbdspy ui` on scripted LMs."""
+
+import json
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import rbdspy.lm
+from rbdspy import cli, tracking
+from rbdspy.cli import app
+
+from compile_testing import STRICT, scripted_lm, scripted_reflection_lm
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def scripted(monkeypatch, mlflow_store):
+    specs = []
+
+    def make_lm(spec=None, **kw):
+        specs.append(spec)
+        return {"dummy": scripted_lm, "dummy-reflect": scripted_reflection_lm}[spec]()
+
+    monkeypatch.setattr(rbdspy.lm, "make_lm", make_lm)
+    monkeypatch.setattr(cli, "console", Console(width=200))
+    return specs
+
+
+def invoke(*args, env=None):
+    result = runner.invoke(app, [str(a) for a in args], env=env)
+    return result
+
+
+def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scripted):
+    train, dev = data_files
+    out = tmp_path / "out"
+    result = invoke("compile", "--target", "judge", "--optimizer", "gepa", "--train", str(train.parent / "*-train.jsonl"), "--dev", dev,
+                    "--budget", 12, "--out", out, "--reflection-lm", "dummy-reflect", "--no-log-model", env={"RBDSPY_LM": "dummy"})
+    assert result.exit_code == 0, result.output
+    assert "judge with gepa: budget 12 metric calls" in result.output and f"saved {out / 'judge.json'}" in result.output
+    assert "false_success_rate" in result.output and scripted == ["dummy", "dummy-reflect"]
+    assert STRICT in json.loads((out / "judge.json").read_text())["predict"]["signature"]["instructions"]
+
+    compiled = invoke("eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy")
+    assert compiled.exit_code == 0, compiled.output
+    assert "accuracy" in compiled.output and "1.000" in compiled.output
+    plain = invoke("eval", "--target", "judge", "--data", dev, "--lm", "dummy")
+    assert plain.exit_code == 0 and "uncompiled" in plain.output and "0.500" in plain.output
+
+
+def test_compile_all_writes_both_files(data_files, tmp_path):
+    train, dev = data_files
+    out = tmp_path / "out"
+    result = invoke("compile", "--target", "all", "--optimizer", "bootstrap", "--train", train, "--dev", dev, "--budget", 4,
+                    "--out", out, "--lm", "dummy", "--no-log-model", "--dev-limit", 4)
+    assert result.exit_code == 0, result.output
+    assert (out / "judge.json").is_file() and (out / "extractors.json").is_file()
+    assert "dev (4 records)" in result.output
+
+
+def test_bad_arguments_are_usage_errors(data_files, tmp_path):
+    train, dev = data_files
+    labeled = invoke("compile", "--target", "extractors", "--optimizer", "labeled", "--train", train, "--dev", dev, "--lm", "dummy", "--out", tmp_path)
+    assert labeled.exit_code == 2 and "no gold lessons" in labeled.output
+    missing = invoke("compile", "--train", tmp_path / "nope-*.jsonl", "--dev", dev, "--lm", "dummy", "--out", tmp_path)
+    assert missing.exit_code == 2 and "no dataset file matches" in missing.output
+    too_small = invoke("compile", "--optimizer", "miprov2", "--budget", 3, "--train", train, "--dev", dev, "--lm", "dummy", "--out", tmp_path)
+    assert too_small.exit_code == 2 and "at least" in too_small.output
+    no_file = invoke("eval", "--data", dev, "--compiled", tmp_path / "none.json", "--lm", "dummy")
+    assert no_file.exit_code == 2 and "no compiled judge" in no_file.output
+
+
+def test_ui_starts_mlflow_on_localhost_with_the_project_store(monkeypatch):
+    calls = []
+    monkeypatch.setattr(tracking, "ui", lambda host="127.0.0.1", port=5000: calls.append((host, port)) or 0)
+    result = invoke("ui", "--port", 5055)
+    assert result.exit_code == 0 and calls == [("127.0.0.1", 5055)]
+    assert tracking.tracking_uri() in result.output and "http://127.0.0.1:5055" in result.output
