@@ -316,6 +316,7 @@ def compile_cmd(
     lm: Optional[str] = LmOpt,
     reflection_lm: Optional[str] = typer.Option(None, "--reflection-lm", help="LM that proposes instructions (GEPA reflection, MIPROv2 proposer); default: --lm."),
     rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."),
+    adapter: str = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter)."),
 ):
     """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
     JSON in --out and log the run to MLflow. `ReasoningBank(..., compiled=OUT)` uses them."""
@@ -332,7 +333,7 @@ def compile_cmd(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
     task_lm = make_lm(lm)
-    dspy.configure(lm=task_lm)
+    dspy.configure(lm=task_lm, adapter=_adapter(adapter))
     reflection = _lm_or_none(reflection_lm)
     rubric = _lm_or_none(rubric_lm)
     for name in targets:
@@ -344,7 +345,7 @@ def compile_cmd(
             result = compile_program(
                 name, optimizer, train, dev, out_dir=out, budget=budget, lm=task_lm, reflection_lm=reflection, rubric_lm=rubric,
                 train_limit=train_limit, dev_limit=dev_limit, max_demos=max_demos, seed=seed, num_threads=threads,
-                in_all=len(targets) > 1, experiment=experiment, log_model=log_model,
+                in_all=len(targets) > 1, experiment=experiment, log_model=log_model, extra_params={"adapter": adapter},
             )
         except (FileNotFoundError, ValueError) as error:
             raise typer.BadParameter(str(error), param_hint="--train/--dev/--budget") from error
@@ -358,6 +359,16 @@ def compile_cmd(
         console.print(f"saved {result.path} (MLflow run {result.run_id}; `rbdspy ui` to browse)")
 
 
+def _adapter(name: str):
+    """The DSPy adapter a compile or eval runs under: the same as the bank will run under."""
+    import dspy
+
+    adapters = {"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}
+    if name not in adapters:
+        raise typer.BadParameter(f"{name!r} is not one of {', '.join(adapters)}", param_hint="--adapter")
+    return adapters[name]()
+
+
 @app.command("eval")
 def eval_cmd(
     target: str = typer.Option("judge", "--target", help="judge | extractors"),
@@ -369,6 +380,7 @@ def eval_cmd(
     experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
     lm: Optional[str] = LmOpt,
     rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
+    adapter: str = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter)."),
 ):
     """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
     extractors (lesson metric and its parts) on labelled data, as one MLflow run."""
@@ -377,6 +389,9 @@ def eval_cmd(
 
     if target not in ("judge", "extractors"):
         raise typer.BadParameter(f"{target!r} is not judge or extractors", param_hint="--target")
+    import dspy
+
+    dspy.configure(adapter=_adapter(adapter))
     try:
         report, run_id = evaluate_program(target, data, compiled=compiled, lm=make_lm(lm), limit=limit, seed=seed, num_threads=threads, rubric_lm=_lm_or_none(rubric_lm), experiment=experiment)
     except (FileNotFoundError, ValueError) as error:

@@ -37,16 +37,17 @@ def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scri
     train, dev = data_files
     out = tmp_path / "out"
     result = invoke("compile", "--target", "judge", "--optimizer", "gepa", "--train", str(train.parent / "*-train.jsonl"), "--dev", dev,
-                    "--budget", 12, "--out", out, "--reflection-lm", "dummy-reflect", "--no-log-model", env={"RBDSPY_LM": "dummy"})
+                    "--budget", 12, "--out", out, "--reflection-lm", "dummy-reflect", "--no-log-model", "--adapter", "chat",
+                    env={"RBDSPY_LM": "dummy"})  # the scripted LMs answer in ChatAdapter's format
     assert result.exit_code == 0, result.output
     assert "judge with gepa: budget 12 metric calls" in result.output and f"saved {out / 'judge.json'}" in result.output
     assert "false_success_rate" in result.output and scripted == ["dummy", "dummy-reflect"]
     assert STRICT in json.loads((out / "judge.json").read_text())["predict"]["signature"]["instructions"]
 
-    compiled = invoke("eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy")
+    compiled = invoke("eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy", "--adapter", "chat")
     assert compiled.exit_code == 0, compiled.output
     assert "accuracy" in compiled.output and "1.000" in compiled.output
-    plain = invoke("eval", "--target", "judge", "--data", dev, "--lm", "dummy")
+    plain = invoke("eval", "--target", "judge", "--data", dev, "--lm", "dummy", "--adapter", "chat")
     assert plain.exit_code == 0 and "uncompiled" in plain.output and "0.500" in plain.output
 
 
@@ -78,3 +79,12 @@ def test_ui_starts_mlflow_on_localhost_with_the_project_store(monkeypatch):
     result = invoke("ui", "--port", 5055)
     assert result.exit_code == 0 and calls == [("127.0.0.1", 5055)]
     assert tracking.tracking_uri() in result.output and "http://127.0.0.1:5055" in result.output
+
+
+def test_compile_runs_under_the_json_adapter_by_default_and_rejects_unknown_ones(data_files, tmp_path):
+    import dspy
+
+    train, dev = data_files
+    assert isinstance(cli._adapter("json"), dspy.JSONAdapter) and isinstance(cli._adapter("chat"), dspy.ChatAdapter)
+    bad = invoke("compile", "--target", "judge", "--optimizer", "labeled", "--train", train, "--dev", dev, "--lm", "dummy", "--adapter", "xml")
+    assert bad.exit_code != 0 and "--adapter" in bad.output
