@@ -30,7 +30,7 @@ from rbdspy.modules.extractor import Extractor, _as_verdict
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import normalise_lessons
 from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank
-from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, MemoryItem, Provenance, Trajectory, Verdict
+from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, MemoryItem, Trajectory, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +91,7 @@ class _SuccessMemory(ReasoningBank):
         return await asyncio.to_thread(self._items, trajectory)
 
     def _store(self, drafts: list[dict[str, str]], trajectory: Trajectory, verdict: Verdict) -> list[MemoryItem]:
-        lessons = normalise_lessons(drafts, cap=1)
-        if not lessons:
-            return []
-        provenance = [Provenance(task=trajectory.task, trajectory_id=trajectory.id, verdict=verdict.label, rationale=verdict.rationale)]
-        items = [MemoryItem.from_lesson(lesson, source="success", provenance=provenance, scope=self.scope) for lesson in lessons]
-        return self.policy.apply(self.store, items)
+        return self.store_lessons(normalise_lessons(drafts, cap=1), trajectory, verdict, source="success")
 
     def ingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
         trajectory = self._coerce(trajectory, task)
