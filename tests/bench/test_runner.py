@@ -4,6 +4,7 @@ retrieved, every output file exists, and MLflow gets one parent run with a child
 
 import json
 
+import dspy
 import mlflow
 import pytest
 from bench_testing import scripted_lm
@@ -110,4 +111,17 @@ def test_unknown_arms_are_refused():
     with pytest.raises(ValueError, match="unknown arm 'best'"):
         parse_arms("no-memory,best")
     assert parse_arms("topk,no-memory") == ["no-memory", "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"]
-    assert set(parse_arms("all")) | {"reasoningbank-k1"} == set(ARMS)
+    scaling = parse_arms("matts-scaling")
+    assert scaling == [f"matts-{mode}-k{k}" for mode in ("parallel", "sequential") for k in (1, 2, 3)]
+    assert set(parse_arms("all")) | {"reasoningbank-k1"} | set(scaling) == set(ARMS)
+
+
+@pytest.mark.parametrize("mode", ["parallel", "sequential"])
+def test_matts_scaling_arms_build_the_k_they_name(mode, tmp_path):
+    from rbdspy.bench.arms import BuildContext
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    for k in (1, 2, 3):
+        program = ARMS[f"matts-{mode}-k{k}"].build(BuildContext(agent=dspy.Predict("task, memory -> answer"), store=MemoryStore(tmp_path / f"{mode}{k}", HashEmbedder(dim=8)), compiled=None))
+        assert (program.k, program.mode) == (k, mode)
