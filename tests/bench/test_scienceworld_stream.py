@@ -1,0 +1,43 @@
+"""`rbdspy bench --env scienceworld` on the real simulator (smoke size, scripted LM): both arms
+play the same find-* tasks, built on train variations and measured on dev ones, and the
+memory arm writes what it learns."""
+
+import shutil
+
+import pytest
+from bench_testing import scripted_lm
+from rich.console import Console
+
+from rbdspy.bench import run_bench
+from rbdspy.bench.records import arm_path, read_records
+
+
+@pytest.fixture(scope="module")
+def sw_demo_env():
+    pytest.importorskip("scienceworld")
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
+    from rbdspy.demo import open_demo_env
+
+    env = open_demo_env("scienceworld")
+    yield env
+    env.close()
+
+
+def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
+    from rbdspy.demo import SW_DEMO_TYPES
+    from rbdspy.memory.embedders import HashEmbedder
+
+    out = tmp_path / "run"
+    results = run_bench(scripted_lm(), HashEmbedder(dim=64), out, env="scienceworld", arms="no-memory,reasoningbank", smoke=True,
+                        environment=sw_demo_env, lm_name="dummy", console=Console(record=True), mlflow=False, n_resamples=200)
+    records = {arm: read_records(arm_path(out, arm)) for arm in results["arms"]}
+
+    streams = {arm: [(r["index"], r["task_id"], r["phase"]) for r in rows] for arm, rows in records.items()}
+    assert streams["no-memory"] == streams["reasoningbank"] and len(streams["no-memory"]) == results["config"]["n_tasks"]
+    for _, task_id, phase in streams["no-memory"]:
+        assert task_id.split("/")[0] == "scienceworld" and task_id.split("/")[1] in SW_DEMO_TYPES
+        assert f"/{'train' if phase == 'build' else 'dev'}/" in task_id
+    assert all(r["error"] is None and 1 <= r["steps"] <= 2 for rows in records.values() for r in rows)
+    assert sum(r["memories_added"] for r in records["reasoningbank"]) > 0
+    assert sum(r["memories_added"] for r in records["no-memory"]) == 0
