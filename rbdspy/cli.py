@@ -21,6 +21,7 @@ console = Console()
 PathOpt = typer.Option(Path("bank"), "--path", "-p", help="The bank's directory.")
 EmbedderOpt = typer.Option(None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string.")
 LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
+AdapterOpt = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter).")
 
 
 def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
@@ -316,7 +317,7 @@ def compile_cmd(
     lm: Optional[str] = LmOpt,
     reflection_lm: Optional[str] = typer.Option(None, "--reflection-lm", help="LM that proposes instructions (GEPA reflection, MIPROv2 proposer); default: --lm."),
     rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."),
-    adapter: str = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter)."),
+    adapter: str = AdapterOpt,
 ):
     """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
     JSON in --out and log the run to MLflow. `ReasoningBank(..., compiled=OUT)` uses them."""
@@ -380,7 +381,7 @@ def eval_cmd(
     experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
     lm: Optional[str] = LmOpt,
     rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
-    adapter: str = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter)."),
+    adapter: str = AdapterOpt,
 ):
     """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
     extractors (lesson metric and its parts) on labelled data, as one MLflow run."""

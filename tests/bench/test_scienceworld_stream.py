@@ -2,26 +2,11 @@
 play the same find-* tasks, built on train variations and measured on dev ones, and the
 memory arm writes what it learns."""
 
-import shutil
-
-import pytest
 from bench_testing import scripted_lm
 from rich.console import Console
 
 from rbdspy.bench import run_bench
 from rbdspy.bench.records import arm_path, read_records
-
-
-@pytest.fixture(scope="module")
-def sw_demo_env():
-    pytest.importorskip("scienceworld")
-    if shutil.which("java") is None:
-        pytest.skip("Java is not installed")
-    from rbdspy.demo import open_demo_env
-
-    env = open_demo_env("scienceworld")
-    yield env
-    env.close()
 
 
 def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):

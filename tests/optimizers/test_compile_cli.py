@@ -81,7 +81,7 @@ def test_ui_starts_mlflow_on_localhost_with_the_project_store(monkeypatch):
     assert tracking.tracking_uri() in result.output and "http://127.0.0.1:5055" in result.output
 
 
-def test_compile_runs_under_the_json_adapter_by_default_and_rejects_unknown_ones(data_files, tmp_path):
+def test_adapter_names_map_to_dspy_adapters_and_unknown_ones_are_refused(data_files, tmp_path):
     import dspy
 
     train, dev = data_files
