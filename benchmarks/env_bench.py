@@ -190,7 +190,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--episodes", type=int, default=3, help="train tasks per task type")
     parser.add_argument("--build", type=int, default=40, help="records for the build_dataset timing (0: skip)")
     parser.add_argument("--smoke", action="store_true", help="one task type, one episode, 4 records per env")
-    parser.add_argument("--agent-lm", nargs="+", default=[], metavar="MODEL", help="also time EnvAgent on these LMs (e.g. local local-fast)")
+    parser.add_argument(
+        "--agent-lm",
+        nargs="+",
+        default=[],
+        metavar="MODEL",
+        help="also time EnvAgent on these LMs (e.g. local local-fast)",
+    )
     parser.add_argument("--agent-episodes", type=int, default=3, help="agent episodes per LM and env")
     parser.add_argument("--agent-max-steps", type=int, default=8, help="step limit of the timed agent episodes")
     args = parser.parse_args(argv)
@@ -215,22 +221,31 @@ def main(argv: list[str] | None = None) -> list[dict]:
         import dspy
 
         dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)  # time the model, not the cache
-    agent_rows = [bench_agent(name, model, args.agent_episodes, args.agent_max_steps)
-                  for model in args.agent_lm for name in args.envs]
+    agent_rows = [
+        bench_agent(name, model, args.agent_episodes, args.agent_max_steps)
+        for model in args.agent_lm
+        for name in args.envs
+    ]
 
     print(f"Environment benchmark, gold policy, train split, {episodes} episode(s) per task type.")
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.")
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}."
+    )
     print("Simulator start (JVM): " + ", ".join(f"{k} {v:.1f} s" for k, v in starts.items()) + "\n")
     print(_table(rows))
     if build_rows:
-        print(f"\nbuild_dataset (seed 0, {'the task types above' if args.smoke else 'all task types'}, every record re-checked by replay):\n")
+        print(
+            f"\nbuild_dataset (seed 0, {'the task types above' if args.smoke else 'all task types'}, every record re-checked by replay):\n"
+        )
         print(_build_table(build_rows))
     if agent_rows:
-        print(f"\nEnvAgent with a real LM (demo task set, JSONAdapter, temperature 0, DSPy cache off):\n")
+        print("\nEnvAgent with a real LM (demo task set, JSONAdapter, temperature 0, DSPy cache off):\n")
         print(_agent_table(agent_rows))
-    command = "python benchmarks/env_bench.py " + (
-        "--smoke" if args.smoke else f"--episodes {episodes} --build {n_build}"
-    ) + f" --envs {' '.join(args.envs)}"
+    command = (
+        "python benchmarks/env_bench.py "
+        + ("--smoke" if args.smoke else f"--episodes {episodes} --build {n_build}")
+        + f" --envs {' '.join(args.envs)}"
+    )
     if args.agent_lm:
         command += f" --agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes} --agent-max-steps {args.agent_max_steps}"
     print(f"\nReproduce: {command}")

@@ -46,8 +46,23 @@ SHARED_STEPS = 13
 # — synthetic trajectories (deterministic) ——————————————————————————————————————————————
 
 ROOMS = ["kitchen", "hallway", "workshop", "greenhouse", "bathroom", "living room", "foundry", "art studio"]
-OBJECTS = ["metal pot", "thermometer", "orange juice", "seed jar", "flower pot 2", "lighter", "glass cup",
-           "wooden table", "stove", "sink", "freezer", "bee hive", "blue paint", "red wire", "battery"]
+OBJECTS = [
+    "metal pot",
+    "thermometer",
+    "orange juice",
+    "seed jar",
+    "flower pot 2",
+    "lighter",
+    "glass cup",
+    "wooden table",
+    "stove",
+    "sink",
+    "freezer",
+    "bee hive",
+    "blue paint",
+    "red wire",
+    "battery",
+]
 TASKS = [
     "Boil the water in the metal pot and confirm with the thermometer that it reached 100 degrees C.",
     "Measure the melting point of the chocolate and put it in the orange box if above 50 C.",
@@ -62,18 +77,37 @@ TASKS = [
 
 def _step(rng: random.Random, i: int) -> str:
     room, obj, other = rng.choice(ROOMS), rng.choice(OBJECTS), rng.choice(OBJECTS)
-    action = rng.choice([f"go to {room}", f"pick up {obj}", f"look at {obj}", f"use {obj} on {other}",
-                         f"open {obj}", f"move {obj} to {other}", f"focus on {obj}", "wait1", "inventory"])
-    observation = rng.choice([
-        f"You are in the {room}. You see a {obj}, a {other}, and a door to the {rng.choice(ROOMS)}.",
-        f"The {obj} is now in your inventory. Its temperature reads {rng.randint(5, 95)} degrees C.",
-        f"Nothing happens. The {obj} cannot be used on the {other}.",
-        f"You move the {obj} to the {other}. The {other} now contains the {obj} and some water.",
-        f"A {obj} (containing nothing). It feels {rng.choice(['warm', 'cold', 'heavy', 'sticky'])}.",
-        f"Time passes. The {obj} on the {other} is {rng.choice(['heating', 'cooling', 'unchanged'])}.",
-    ])
-    thought = rng.choice(["I should check the state first.", "This looks like progress.",
-                          "That did not work; try another approach.", "I need the other object."])
+    action = rng.choice(
+        [
+            f"go to {room}",
+            f"pick up {obj}",
+            f"look at {obj}",
+            f"use {obj} on {other}",
+            f"open {obj}",
+            f"move {obj} to {other}",
+            f"focus on {obj}",
+            "wait1",
+            "inventory",
+        ]
+    )
+    observation = rng.choice(
+        [
+            f"You are in the {room}. You see a {obj}, a {other}, and a door to the {rng.choice(ROOMS)}.",
+            f"The {obj} is now in your inventory. Its temperature reads {rng.randint(5, 95)} degrees C.",
+            f"Nothing happens. The {obj} cannot be used on the {other}.",
+            f"You move the {obj} to the {other}. The {other} now contains the {obj} and some water.",
+            f"A {obj} (containing nothing). It feels {rng.choice(['warm', 'cold', 'heavy', 'sticky'])}.",
+            f"Time passes. The {obj} on the {other} is {rng.choice(['heating', 'cooling', 'unchanged'])}.",
+        ]
+    )
+    thought = rng.choice(
+        [
+            "I should check the state first.",
+            "This looks like progress.",
+            "That did not work; try another approach.",
+            "I need the other object.",
+        ]
+    )
     return f"Step {i}: thought: {thought} action: {action}\nobservation: {observation}"
 
 
@@ -84,8 +118,13 @@ def trajectory(seed: int, shared_from: int | None = None) -> str:
     steps = [_step(head_rng, i) for i in range(1, SHARED_STEPS + 1)]
     tail_rng = random.Random(seed * 7919 + 1)
     steps += [_step(tail_rng, i) for i in range(SHARED_STEPS + 1, STEPS_PER_TRAJECTORY + 1)]
-    ending = tail_rng.choice(["The agent says: task complete.", "The agent gives up after running out of steps.",
-                              "Observation: the thermometer reads 100 degrees C. The agent says: done."])
+    ending = tail_rng.choice(
+        [
+            "The agent says: task complete.",
+            "The agent gives up after running out of steps.",
+            "Observation: the thermometer reads 100 degrees C. The agent says: done.",
+        ]
+    )
     return "\n".join(steps) + "\n" + ending
 
 
@@ -135,10 +174,19 @@ def bench_model(spec: str, calls: int) -> dict:
                 seconds, timings, ok, cut = _timed_call(lm, judge, task_text, traj)
                 failures += not ok
                 truncated += cut
-                rows[kind].append({"s": seconds, **{k: timings.get(k) for k in
-                                                    ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")}})
-            print(f"[{spec}] round {r + 1}/{calls}: " + ", ".join(
-                f"{kind} {rows[kind][-1]['s']:.1f}s" for kind in rows), file=sys.stderr)
+                rows[kind].append(
+                    {
+                        "s": seconds,
+                        **{
+                            k: timings.get(k)
+                            for k in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms", "cache_n")
+                        },
+                    }
+                )
+            print(
+                f"[{spec}] round {r + 1}/{calls}: " + ", ".join(f"{kind} {rows[kind][-1]['s']:.1f}s" for kind in rows),
+                file=sys.stderr,
+            )
 
     cpu_share = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
 
@@ -179,9 +227,11 @@ def bench_embedder(n: int = 1000) -> dict:
     embed(["warm-up"])
     load_s = time.perf_counter() - t0
     rng = random.Random(0)
-    texts = [f"When the {rng.choice(OBJECTS)} is in the {rng.choice(ROOMS)}, check its temperature before "
-             f"using it on the {rng.choice(OBJECTS)}; never assume the task is complete without observing it."
-             for _ in range(n)]
+    texts = [
+        f"When the {rng.choice(OBJECTS)} is in the {rng.choice(ROOMS)}, check its temperature before "
+        f"using it on the {rng.choice(OBJECTS)}; never assume the task is complete without observing it."
+        for _ in range(n)
+    ]
     t0 = time.perf_counter()
     embed(texts)
     return {"load_s": load_s, "sent_s": n / (time.perf_counter() - t0), "n": n}
@@ -209,29 +259,47 @@ def main(argv=None) -> int:
     emb = bench_embedder()
     load_after, pressure_after = os.getloadavg(), _cpu_pressure()
 
-    print(f"\n## rbdspy LM benchmark ({platform.machine()}, {os.cpu_count()} CPUs; JSONAdapter with constrained "
-          f"decoding, temperature 0, max_tokens {MAX_TOKENS})\n")
-    print(f"Machine load: load avg {load_before[0]:.2f} before / {load_after[0]:.2f} after; CPU pressure "
-          f"(share of time runnable tasks waited for a CPU, 5-min avg) {pressure_before} before / "
-          f"{pressure_after} after. 'CPU share' is the cores this process got while judging "
-          f"(llama.cpp asked for {results[0]['threads'] if results else '-'}).\n")
-    print("| model | file ready s | load s | prompt tok/s | gen tok/s | prompt tokens | judge p50 cold s "
-          "| warm p50 s (cached tok) | warm speedup | warm-instr p50 s (cached tok) | out tokens p50 "
-          "| parse failures | truncated | CPU share |")
+    print(
+        f"\n## rbdspy LM benchmark ({platform.machine()}, {os.cpu_count()} CPUs; JSONAdapter with constrained "
+        f"decoding, temperature 0, max_tokens {MAX_TOKENS})\n"
+    )
+    print(
+        f"Machine load: load avg {load_before[0]:.2f} before / {load_after[0]:.2f} after; CPU pressure "
+        f"(share of time runnable tasks waited for a CPU, 5-min avg) {pressure_before} before / "
+        f"{pressure_after} after. 'CPU share' is the cores this process got while judging "
+        f"(llama.cpp asked for {results[0]['threads'] if results else '-'}).\n"
+    )
+    print(
+        "| model | file ready s | load s | prompt tok/s | gen tok/s | prompt tokens | judge p50 cold s "
+        "| warm p50 s (cached tok) | warm speedup | warm-instr p50 s (cached tok) | out tokens p50 "
+        "| parse failures | truncated | CPU share |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['model']} | {r['file_s']:.2f} | {r['load_s']:.1f} | {r['prompt_tok_s']:.0f} | {r['gen_tok_s']:.1f} "
-              f"| {r['prompt_tokens']:.0f} | {r['cold_p50']:.1f} | {r['warm_p50']:.1f} ({r['warm_cached']:.0f}) "
-              f"| {r['cold_p50'] / r['warm_p50']:.2f}x | {r['warm_instr_p50']:.1f} ({r['warm_instr_cached']:.0f}) "
-              f"| {r['out_tokens']:.0f} | {r['failures']}/{r['n_calls']} | {r['truncated']}/{r['n_calls']} "
-              f"| {r['cpu_share']:.2f} |")
-    print(f"\n| embedder | load s | sentences/s ({emb['n']} sentences) |\n|---|---|---|\n"
-          f"| local (MiniLM-L6, 384-d) | {emb['load_s']:.1f} | {emb['sent_s']:.0f} |")
+        print(
+            f"| {r['model']} | {r['file_s']:.2f} | {r['load_s']:.1f} | {r['prompt_tok_s']:.0f} | {r['gen_tok_s']:.1f} "
+            f"| {r['prompt_tokens']:.0f} | {r['cold_p50']:.1f} | {r['warm_p50']:.1f} ({r['warm_cached']:.0f}) "
+            f"| {r['cold_p50'] / r['warm_p50']:.2f}x | {r['warm_instr_p50']:.1f} ({r['warm_instr_cached']:.0f}) "
+            f"| {r['out_tokens']:.0f} | {r['failures']}/{r['n_calls']} | {r['truncated']}/{r['n_calls']} "
+            f"| {r['cpu_share']:.2f} |"
+        )
+    print(
+        f"\n| embedder | load s | sentences/s ({emb['n']} sentences) |\n|---|---|---|\n"
+        f"| local (MiniLM-L6, 384-d) | {emb['load_s']:.1f} | {emb['sent_s']:.0f} |"
+    )
     print(f"\nReproduce: python benchmarks/lm_bench.py --models {' '.join(args.models)} --calls {args.calls}")
     if args.out:
-        args.out.write_text(json.dumps({"models": results, "embedder": emb,
-                                        "loadavg": [load_before, load_after],
-                                        "cpu_pressure": [pressure_before, pressure_after]}, indent=1))
+        args.out.write_text(
+            json.dumps(
+                {
+                    "models": results,
+                    "embedder": emb,
+                    "loadavg": [load_before, load_after],
+                    "cpu_pressure": [pressure_before, pressure_after],
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -48,9 +48,22 @@ def main(argv: list[str] | None = None, lm=None, embedder=None) -> dict:
 
         lm = lm or make_lm(args.lm)
         embedder = embedder or make_embedder(args.embedder)
-    results = run_bench(lm, embedder, args.out, env=args.env, n_tasks=args.tasks, arms=args.arms, seed=args.seed,
-                        max_steps=args.max_steps, compiled=not args.uncompiled, resume=args.resume, smoke=args.smoke,
-                        lm_name=args.lm or "local", embedder_name=args.embedder or "local", mlflow=not args.no_mlflow)
+    results = run_bench(
+        lm,
+        embedder,
+        args.out,
+        env=args.env,
+        n_tasks=args.tasks,
+        arms=args.arms,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        compiled=not args.uncompiled,
+        resume=args.resume,
+        smoke=args.smoke,
+        lm_name=args.lm or "local",
+        embedder_name=args.embedder or "local",
+        mlflow=not args.no_mlflow,
+    )
     out_dir = Path(results["out_dir"])
     print((out_dir / RESULTS_MD).read_text(encoding="utf-8"))
     print(f"Reproduce: python benchmarks/memory_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}")

@@ -88,7 +88,9 @@ def bench_size(size: int, n_queries: int, root: Path) -> dict[str, float]:
     row["p50_big"], row["p99_big"] = _latency_ms(store, queries, 5, scope="big")
     for query in queries[:20]:  # exact: the same top 5 as brute force over all the vectors
         brute = np.argsort(-(task_vectors.astype(np.float64) @ query.astype(np.float64)), kind="stable")[:5]
-        assert [item.id for item, _ in store.search_vector(query, k=5)] == [items[i].id for i in brute], "inexact search"
+        assert [item.id for item, _ in store.search_vector(query, k=5)] == [items[i].id for i in brute], (
+            "inexact search"
+        )
     expected = [(item.id, score) for item, score in store.search_vector(queries[1], k=5)]
     store.close()  # saves the index files
 
@@ -131,7 +133,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--smoke", action="store_true", help="tiny run (1,000 items, 20 queries) to check the script works")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run (1,000 items, 20 queries) to check the script works"
+    )
     parser.add_argument("--dir", default=None, help="where to put the temporary stores (default: the system temp dir)")
     args = parser.parse_args(argv)
     sizes, n_queries = ([1000], 20) if args.smoke else (args.sizes, args.queries)
@@ -146,10 +150,14 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
     command = "python benchmarks/store_bench.py " + (
         "--smoke" if args.smoke else f"--sizes {' '.join(map(str, sizes))} --queries {n_queries}"
     )
-    print(f"MemoryStore benchmark: {DIM}-d random unit vectors (seed {SEED}), batches of {BATCH}, "
-          f"{n_queries} single queries, exact (float16 scan + float32 re-score), FAISS on 1 thread, "
-          f"durable writes (WAL, synchronous=FULL).")
-    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.\n")
+    print(
+        f"MemoryStore benchmark: {DIM}-d random unit vectors (seed {SEED}), batches of {BATCH}, "
+        f"{n_queries} single queries, exact (float16 scan + float32 re-score), FAISS on 1 thread, "
+        f"durable writes (WAL, synchronous=FULL)."
+    )
+    print(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.\n"
+    )
     print(_table(rows))
     print(f"\nReproduce: {command}")
     return rows

@@ -1,11 +1,11 @@
 """rbdspy: ReasoningBank as a DSPy program.
 
-    import dspy, rbdspy
-    dspy.configure(lm=rbdspy.make_lm("local"))
-    store = rbdspy.MemoryStore("bank/", embedder=rbdspy.make_embedder("local"))
-    bank = rbdspy.ReasoningBank(agent=my_agent, store=store, k=1)
-    pred = bank(task="...")
-    pred = rbdspy.MaTTS(bank, k=3, mode="parallel")(task="...")   # or mode="sequential"
+import dspy, rbdspy
+dspy.configure(lm=rbdspy.make_lm("local"))
+store = rbdspy.MemoryStore("bank/", embedder=rbdspy.make_embedder("local"))
+bank = rbdspy.ReasoningBank(agent=my_agent, store=store, k=1)
+pred = bank(task="...")
+pred = rbdspy.MaTTS(bank, k=3, mode="parallel")(task="...")   # or mode="sequential"
 """
 
 from rbdspy.lm import make_embedder, make_lm

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -19,16 +18,25 @@ app.add_typer(data_app, name="data")
 console = Console()
 
 PathOpt = typer.Option(Path("bank"), "--path", "-p", help="The bank's directory.")
-EmbedderOpt = typer.Option(None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string.")
+EmbedderOpt = typer.Option(
+    None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string."
+)
 LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
-AdapterOpt = typer.Option("json", "--adapter", help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter).")
+AdapterOpt = typer.Option(
+    "json",
+    "--adapter",
+    help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter).",
+)
 
 
 def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
     from rbdspy.memory import MemoryStore
 
     if must_exist and not (path / "memory.db").exists():
-        raise typer.BadParameter(f"no memory bank at {path} (expected {path / 'memory.db'}); pass --path to an existing bank", param_hint="--path")
+        raise typer.BadParameter(
+            f"no memory bank at {path} (expected {path / 'memory.db'}); pass --path to an existing bank",
+            param_hint="--path",
+        )
     if embedder is None:
         return MemoryStore(path)
     from rbdspy.lm import make_embedder
@@ -47,7 +55,14 @@ def _items_table(items, scores=None) -> Table:
     if scores is not None:
         table.add_column("score", justify="right")
     for i, item in enumerate(items):
-        row = [item.id[:12], item.source, item.scope or "-", _short(item.title, 40), _short(item.description, 60), str(item.use_count)]
+        row = [
+            item.id[:12],
+            item.source,
+            item.scope or "-",
+            _short(item.title, 40),
+            _short(item.description, 60),
+            str(item.use_count),
+        ]
         if scores is not None:
             row.append(f"{scores[i]:.3f}")
         table.add_row(*row)
@@ -57,8 +72,8 @@ def _items_table(items, scores=None) -> Table:
 @memory_app.command("list")
 def memory_list(
     path: Path = PathOpt,
-    scope: Optional[str] = typer.Option(None, help="Only items of this scope."),
-    limit: Optional[int] = typer.Option(None, help="At most this many items."),
+    scope: str | None = typer.Option(None, help="Only items of this scope."),
+    limit: int | None = typer.Option(None, help="At most this many items."),
     as_json: bool = typer.Option(False, "--json", help="One JSON item per line instead of a table."),
 ):
     """List the items of a bank, oldest first."""
@@ -92,8 +107,8 @@ def memory_search(
     query: str = typer.Argument(..., help="A task description to retrieve memory for."),
     path: Path = PathOpt,
     k: int = typer.Option(3, "-k", help="How many items."),
-    scope: Optional[str] = typer.Option(None, help="Only items of this scope."),
-    embedder: Optional[str] = EmbedderOpt,
+    scope: str | None = typer.Option(None, help="Only items of this scope."),
+    embedder: str | None = EmbedderOpt,
 ):
     """Retrieve the items the bank would show an agent for QUERY."""
     with _open(path, embedder or "local") as store:
@@ -113,7 +128,7 @@ def memory_export(out: Path = typer.Argument(..., help="JSONL file to write."), 
 def memory_import(
     src: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL file of items."),
     path: Path = PathOpt,
-    embedder: Optional[str] = EmbedderOpt,
+    embedder: str | None = EmbedderOpt,
 ):
     """Add items from a JSONL export, embedding them with this bank's embedder. Items whose id
     is already in the bank are skipped."""
@@ -159,9 +174,14 @@ def demo(
     max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
     k: int = typer.Option(1, "-k", help="Memory items retrieved per task."),
     matts: str = typer.Option("none", "--matts", help="Memory-aware test-time scaling: none | parallel | sequential."),
-    rollouts: int = typer.Option(3, "--k", "--rollouts", help="With --matts: rollouts (parallel) or 1 rollout + k-1 refinements (sequential) per task. (-k is memory items retrieved.)"),
-    lm: Optional[str] = LmOpt,
-    embedder: Optional[str] = EmbedderOpt,
+    rollouts: int = typer.Option(
+        3,
+        "--k",
+        "--rollouts",
+        help="With --matts: rollouts (parallel) or 1 rollout + k-1 refinements (sequential) per task. (-k is memory items retrieved.)",
+    ),
+    lm: str | None = LmOpt,
+    embedder: str | None = EmbedderOpt,
 ):
     """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default)."""
     from rbdspy.demo import DEMO_ENVS, MATTS_MODES, run_demo
@@ -173,24 +193,47 @@ def demo(
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--k")
-    run_demo(make_lm(lm), make_embedder(embedder), path, env=env, n_tasks=tasks, k=k, max_steps=max_steps, console=console,
-             matts=matts, rollouts=rollouts)
+    run_demo(
+        make_lm(lm),
+        make_embedder(embedder),
+        path,
+        env=env,
+        n_tasks=tasks,
+        k=k,
+        max_steps=max_steps,
+        console=console,
+        matts=matts,
+        rollouts=rollouts,
+    )
 
 
 @app.command("bench")
 def bench(
     env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
-    tasks: Optional[int] = typer.Option(None, "--tasks", "-n", help="Tasks in the stream, half built on train, half measured on dev (default 12; 6 with --smoke)."),
-    arms: str = typer.Option("default", "--arms", help="Comma list of arms or sets: default, all, baselines, matts, topk, or arm names (see README)."),
+    tasks: int | None = typer.Option(
+        None,
+        "--tasks",
+        "-n",
+        help="Tasks in the stream, half built on train, half measured on dev (default 12; 6 with --smoke).",
+    ),
+    arms: str = typer.Option(
+        "default",
+        "--arms",
+        help="Comma list of arms or sets: default, all, baselines, matts, topk, or arm names (see README).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
     smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
-    compiled: bool = typer.Option(True, "--compiled/--uncompiled", help="The shipped compiled judge/extractor prompts, or the hand-written ones."),
+    compiled: bool = typer.Option(
+        True, "--compiled/--uncompiled", help="The shipped compiled judge/extractor prompts, or the hand-written ones."
+    ),
     experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
-    lm: Optional[str] = LmOpt,
-    embedder: Optional[str] = EmbedderOpt,
+    lm: str | None = LmOpt,
+    embedder: str | None = EmbedderOpt,
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
@@ -208,9 +251,23 @@ def bench(
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
     try:
-        run_bench(make_lm(lm), make_embedder(embedder), out, env=env, n_tasks=tasks, arms=arm_names, seed=seed, max_steps=max_steps,
-                  compiled=compiled, resume=resume, smoke=smoke, lm_name=lm or "local", embedder_name=embedder or "local",
-                  console=console, experiment=experiment)
+        run_bench(
+            make_lm(lm),
+            make_embedder(embedder),
+            out,
+            env=env,
+            n_tasks=tasks,
+            arms=arm_names,
+            seed=seed,
+            max_steps=max_steps,
+            compiled=compiled,
+            resume=resume,
+            smoke=smoke,
+            lm_name=lm or "local",
+            embedder_name=embedder or "local",
+            console=console,
+            experiment=experiment,
+        )
     except (FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks") from error
 
@@ -221,7 +278,9 @@ def _game_params(values: list[str]) -> dict[str, str]:
     for value in values:
         game, sep, spec = value.partition(":")
         if not sep or not game.strip() or "=" not in spec:
-            raise typer.BadParameter(f"{value!r} is not GAME:KEY=VALUE[,KEY=VALUE...] (e.g. coin:numLocations=3)", param_hint="--params")
+            raise typer.BadParameter(
+                f"{value!r} is not GAME:KEY=VALUE[,KEY=VALUE...] (e.g. coin:numLocations=3)", param_hint="--params"
+            )
         out[game.strip()] = spec.strip()
     return out
 
@@ -231,14 +290,22 @@ def data_build(
     env: str = typer.Option(..., "--env", help="scienceworld | twx"),
     split: str = typer.Option("train", "--split", help="train | dev | test"),
     n: int = typer.Option(100, "--n", help="How many records to write."),
-    out: Optional[Path] = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
+    out: Path | None = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
     seed: int = typer.Option(0, "--seed"),
-    task_types: Optional[str] = typer.Option(None, "--task-types", help="Comma-separated task types (default: all)."),
-    gold_cache: Optional[Path] = typer.Option(None, "--gold-cache", help="JSON file pinning gold paths, for reproducible rebuilds."),
-    agent_lm: Optional[str] = typer.Option(None, "--agent-lm", help="Also add rollouts of EnvAgent on this LM (e.g. local)."),
+    task_types: str | None = typer.Option(None, "--task-types", help="Comma-separated task types (default: all)."),
+    gold_cache: Path | None = typer.Option(
+        None, "--gold-cache", help="JSON file pinning gold paths, for reproducible rebuilds."
+    ),
+    agent_lm: str | None = typer.Option(
+        None, "--agent-lm", help="Also add rollouts of EnvAgent on this LM (e.g. local)."
+    ),
     max_steps: int = typer.Option(30, "--max-steps", help="Step limit of agent rollouts."),
-    agent_only: bool = typer.Option(False, "--agent-only", help="Only agent rollouts (needs --agent-lm), every label kept."),
-    params: Optional[list[str]] = typer.Option(None, "--params", help="TextWorld-Express game parameters, GAME:KEY=V,KEY=V (repeatable)."),
+    agent_only: bool = typer.Option(
+        False, "--agent-only", help="Only agent rollouts (needs --agent-lm), every label kept."
+    ),
+    params: list[str] | None = typer.Option(
+        None, "--params", help="TextWorld-Express game parameters, GAME:KEY=V,KEY=V (repeatable)."
+    ),
 ):
     """Write trajectories labelled by the environment's score: gold paths, broken gold paths the
     environment confirms as failures, and optionally agent rollouts. Every record is replayed
@@ -248,7 +315,9 @@ def data_build(
     out = out or Path("datasets") / f"{env}-{split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if agent_only and not agent_lm:
-        raise typer.BadParameter("--agent-only needs --agent-lm (the LM whose rollouts to record)", param_hint="--agent-only")
+        raise typer.BadParameter(
+            "--agent-only needs --agent-lm (the LM whose rollouts to record)", param_hint="--agent-only"
+        )
     options: dict = {"gold_cache": gold_cache} if gold_cache else {}
     if params:
         options["params"] = _game_params(params)
@@ -263,7 +332,9 @@ def data_build(
             dspy.configure(lm=make_lm(agent_lm), adapter=dspy.JSONAdapter())
             agent = EnvAgent(environment, max_steps=max_steps)
         types = [t.strip() for t in task_types.split(",")] if task_types else None
-        report = build_dataset(environment, split, n, out, agent=agent, seed=seed, task_types=types, gold=not agent_only)
+        report = build_dataset(
+            environment, split, n, out, agent=agent, seed=seed, task_types=types, gold=not agent_only
+        )
     console.print(report)
     console.print(f"wrote {out}")
 
@@ -305,18 +376,36 @@ def compile_cmd(
     optimizer: str = typer.Option("gepa", "--optimizer", help="gepa | miprov2 | bootstrap | labeled"),
     train: list[str] = TrainOpt,
     dev: list[str] = DevOpt,
-    budget: Optional[int] = typer.Option(None, "--budget", help="Metric calls the optimizer may spend, per target (default: sized for the local LM, see README)."),
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        help="Metric calls the optimizer may spend, per target (default: sized for the local LM, see README).",
+    ),
     out: Path = typer.Option(Path("compiled"), "--out", help="Directory for judge.json / extractors.json."),
-    train_limit: Optional[int] = typer.Option(None, "--train-limit", help="Train records used, sampled balanced by label."),
-    dev_limit: Optional[int] = typer.Option(None, "--dev-limit", help="Dev records scored before and after, sampled balanced by label."),
-    max_demos: Optional[int] = typer.Option(None, "--max-demos", help="Few-shot demos per predictor (bootstrap, labeled)."),
+    train_limit: int | None = typer.Option(
+        None, "--train-limit", help="Train records used, sampled balanced by label."
+    ),
+    dev_limit: int | None = typer.Option(
+        None, "--dev-limit", help="Dev records scored before and after, sampled balanced by label."
+    ),
+    max_demos: int | None = typer.Option(
+        None, "--max-demos", help="Few-shot demos per predictor (bootstrap, labeled)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     threads: int = typer.Option(1, "--threads", help="Parallel program calls (1 for the embedded local LM)."),
     experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
-    log_model: bool = typer.Option(True, "--log-model/--no-log-model", help="Also log the program with mlflow.dspy.log_model."),
-    lm: Optional[str] = LmOpt,
-    reflection_lm: Optional[str] = typer.Option(None, "--reflection-lm", help="LM that proposes instructions (GEPA reflection, MIPROv2 proposer); default: --lm."),
-    rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."),
+    log_model: bool = typer.Option(
+        True, "--log-model/--no-log-model", help="Also log the program with mlflow.dspy.log_model."
+    ),
+    lm: str | None = LmOpt,
+    reflection_lm: str | None = typer.Option(
+        None,
+        "--reflection-lm",
+        help="LM that proposes instructions (GEPA reflection, MIPROv2 proposer); default: --lm.",
+    ),
+    rubric_lm: str | None = typer.Option(
+        None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."
+    ),
     adapter: str = AdapterOpt,
 ):
     """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
@@ -341,12 +430,29 @@ def compile_cmd(
         default_budget, defaults = defaults_for(name, optimizer, in_all=len(targets) > 1)
         spend = default_budget if budget is None else budget
         minutes = estimate_seconds(name, optimizer, spend, defaults.dev_limit if dev_limit is None else dev_limit) / 60
-        console.print(f"[bold]{name}[/bold] with {optimizer}: budget {spend} metric calls (about {minutes:.0f} min on the embedded local LM)")
+        console.print(
+            f"[bold]{name}[/bold] with {optimizer}: budget {spend} metric calls (about {minutes:.0f} min on the embedded local LM)"
+        )
         try:
             result = compile_program(
-                name, optimizer, train, dev, out_dir=out, budget=budget, lm=task_lm, reflection_lm=reflection, rubric_lm=rubric,
-                train_limit=train_limit, dev_limit=dev_limit, max_demos=max_demos, seed=seed, num_threads=threads,
-                in_all=len(targets) > 1, experiment=experiment, log_model=log_model, extra_params={"adapter": adapter},
+                name,
+                optimizer,
+                train,
+                dev,
+                out_dir=out,
+                budget=budget,
+                lm=task_lm,
+                reflection_lm=reflection,
+                rubric_lm=rubric,
+                train_limit=train_limit,
+                dev_limit=dev_limit,
+                max_demos=max_demos,
+                seed=seed,
+                num_threads=threads,
+                in_all=len(targets) > 1,
+                experiment=experiment,
+                log_model=log_model,
+                extra_params={"adapter": adapter},
             )
         except (FileNotFoundError, ValueError) as error:
             raise typer.BadParameter(str(error), param_hint="--train/--dev/--budget") from error
@@ -374,13 +480,19 @@ def _adapter(name: str):
 def eval_cmd(
     target: str = typer.Option("judge", "--target", help="judge | extractors"),
     data: list[str] = typer.Option(..., "--data", help="Labelled JSONL files or globs (repeatable)."),
-    compiled: Optional[Path] = typer.Option(None, "--compiled", help="A compiled .json or a `rbdspy compile` output directory (default: the hand-written prompts)."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Records scored, sampled balanced by label (default: all)."),
+    compiled: Path | None = typer.Option(
+        None,
+        "--compiled",
+        help="A compiled .json or a `rbdspy compile` output directory (default: the hand-written prompts).",
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", help="Records scored, sampled balanced by label (default: all)."
+    ),
     seed: int = typer.Option(0, "--seed"),
     threads: int = typer.Option(1, "--threads", help="Parallel program calls (1 for the embedded local LM)."),
     experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),
-    lm: Optional[str] = LmOpt,
-    rubric_lm: Optional[str] = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
+    lm: str | None = LmOpt,
+    rubric_lm: str | None = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
     adapter: str = AdapterOpt,
 ):
     """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
@@ -394,7 +506,17 @@ def eval_cmd(
 
     dspy.configure(adapter=_adapter(adapter))
     try:
-        report, run_id = evaluate_program(target, data, compiled=compiled, lm=make_lm(lm), limit=limit, seed=seed, num_threads=threads, rubric_lm=_lm_or_none(rubric_lm), experiment=experiment)
+        report, run_id = evaluate_program(
+            target,
+            data,
+            compiled=compiled,
+            lm=make_lm(lm),
+            limit=limit,
+            seed=seed,
+            num_threads=threads,
+            rubric_lm=_lm_or_none(rubric_lm),
+            experiment=experiment,
+        )
     except (FileNotFoundError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--data/--compiled") from error
     console.print(_report_table(f"{target} ({len(report.rows)} records, {compiled or 'uncompiled'})", report.metrics))

@@ -77,8 +77,15 @@ def _table(rows: list[dict], path: Path, total: int) -> Table:
     for column in ("#", "task", "env success", "judge", "steps", "memory used", "memory added"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows):
-        table.add_row(str(i), row["task_id"].split("?")[0], "yes" if row["env_success"] else "no", row["verdict"],
-                      str(row["steps"]), "; ".join(row["used"]) or "-", "; ".join(row["added"]) or "-")
+        table.add_row(
+            str(i),
+            row["task_id"].split("?")[0],
+            "yes" if row["env_success"] else "no",
+            row["verdict"],
+            str(row["steps"]),
+            "; ".join(row["used"]) or "-",
+            "; ".join(row["added"]) or "-",
+        )
     return table
 
 
@@ -112,14 +119,22 @@ def run_demo(
     rows: list[dict] = []
     # JSONAdapter: typed outputs go out as a JSON schema, which the embedded engine enforces with
     # constrained decoding, so a small local model's actions and lessons parse.
-    with open_demo_env(env) as environment, MemoryStore(path, embedder=embedder) as store, \
-            dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+    with (
+        open_demo_env(env) as environment,
+        MemoryStore(path, embedder=embedder) as store,
+        dspy.context(lm=lm, adapter=dspy.JSONAdapter()),
+    ):
         agent = EnvAgent(environment, max_steps=max_steps)
         bank = ReasoningBank(agent=agent, store=store, k=k)
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         task_ids = demo_tasks(environment, n_tasks)
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=console)
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
         with progress:
             bar = progress.add_task("tasks", total=len(task_ids))
             for task_id in task_ids:
@@ -127,18 +142,25 @@ def run_demo(
                 row = _row(task_id, program(task=agent.describe(task_id), task_id=task_id))
                 rows.append(row)
                 if "rollout_success" in row:
-                    progress.console.print(f"  MaTTS parallel: rollouts succeeded in the environment {sum(row['rollout_success'])}/"
-                                           f"{len(row['rollout_success'])}, answered with rollout {row['chosen']}")
+                    progress.console.print(
+                        f"  MaTTS parallel: rollouts succeeded in the environment {sum(row['rollout_success'])}/"
+                        f"{len(row['rollout_success'])}, answered with rollout {row['chosen']}"
+                    )
                 elif "refinement_notes" in row:
-                    progress.console.print(f"  MaTTS sequential: {row['refinement_notes']}/{rollouts - 1} refinement passes wrote notes")
+                    progress.console.print(
+                        f"  MaTTS sequential: {row['refinement_notes']}/{rollouts - 1} refinement passes wrote notes"
+                    )
                 progress.console.print(
                     f"{task_id.split('?')[0]}: environment says {'success' if row['env_success'] else 'failure'} "
-                    f"in {row['steps']} steps, judge says {row['verdict']}; used {len(row['used'])} memories, added {len(row['added'])}")
+                    f"in {row['steps']} steps, judge says {row['verdict']}; used {len(row['used'])} memories, added {len(row['added'])}"
+                )
                 progress.advance(bar)
         total = len(store)
     console.print(_table(rows, path, total))
     agreed = sum((r["verdict"] == "success") == r["env_success"] for r in rows if r["verdict"] != "indeterminate")
-    console.print(f"Environment successes: {sum(r['env_success'] for r in rows)}/{len(rows)}; "
-                  f"judge agreed with the environment on {agreed}/{len(rows)}.")
+    console.print(
+        f"Environment successes: {sum(r['env_success'] for r in rows)}/{len(rows)}; "
+        f"judge agreed with the environment on {agreed}/{len(rows)}."
+    )
     console.print(f"Inspect the bank: rbdspy memory list --path {path}")
     return rows

@@ -58,7 +58,9 @@ def setup(experiment: str = DEFAULT_EXPERIMENT, autolog: bool | None = None) -> 
 
 
 @contextmanager
-def run(name: str, *, experiment: str = DEFAULT_EXPERIMENT, tags: dict[str, str] | None = None, autolog: bool | None = None):
+def run(
+    name: str, *, experiment: str = DEFAULT_EXPERIMENT, tags: dict[str, str] | None = None, autolog: bool | None = None
+):
     """One MLflow run (ended even if the body raises, which marks it FAILED)."""
     import mlflow
 
@@ -75,7 +77,18 @@ def log_params(params: dict[str, Any]) -> None:
 
 
 def ui_command(host: str = "127.0.0.1", port: int = 5000) -> list[str]:
-    return [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", tracking_uri(), "--host", host, "--port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        tracking_uri(),
+        "--host",
+        host,
+        "--port",
+        str(port),
+    ]
 
 
 def ui(host: str = "127.0.0.1", port: int = 5000) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -34,7 +34,7 @@ def _new_id() -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Step(BaseModel):
@@ -87,11 +87,15 @@ class Trajectory(BaseModel):
                     data["task"] = task
                 return cls.model_validate(data)
             else:
-                raise ValueError(f"Unrecognised trajectory dict (keys {sorted(value)[:6]}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+                raise ValueError(
+                    f"Unrecognised trajectory dict (keys {sorted(value)[:6]}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
+                )
         elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
             steps = [_step_from_message(m, i) for i, m in enumerate(value)]
         else:
-            raise ValueError(f"Cannot read a trajectory from {type(value).__name__}. Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+            raise ValueError(
+                f"Cannot read a trajectory from {type(value).__name__}. Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
+            )
         return cls(task=task or "", steps=steps, **fields)
 
     def render(self, max_chars: int = 6000) -> str:
@@ -223,5 +227,7 @@ def _step_from_message(message: Any, index: int) -> Step:
     else:
         role, content = getattr(message, "role", None), getattr(message, "content", None)
     if not role or content is None:
-        raise ValueError(f"Trajectory step {index} has no role/content ({type(message).__name__}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}.")
+        raise ValueError(
+            f"Trajectory step {index} has no role/content ({type(message).__name__}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
+        )
     return Step(role=str(role), content=content)

@@ -21,12 +21,25 @@ def wide_console(monkeypatch):
 
 def make_bank(path):
     with MemoryStore(path, embedder=HashEmbedder()) as store:
-        store.add([
-            MemoryItem(title="Verify units", description="When converting.", content="Restate units.", source="success",
-                       provenance=[Provenance(task="convert feet to inches")], scope="math"),
-            MemoryItem(title="Count carefully", description="When counting letters.", content="Spell it out.", source="failure",
-                       provenance=[Provenance(task="count letters in a word")]),
-        ])
+        store.add(
+            [
+                MemoryItem(
+                    title="Verify units",
+                    description="When converting.",
+                    content="Restate units.",
+                    source="success",
+                    provenance=[Provenance(task="convert feet to inches")],
+                    scope="math",
+                ),
+                MemoryItem(
+                    title="Count carefully",
+                    description="When counting letters.",
+                    content="Spell it out.",
+                    source="failure",
+                    provenance=[Provenance(task="count letters in a word")],
+                ),
+            ]
+        )
         return [item.id for item in store.list()]
 
 
@@ -39,7 +52,9 @@ def test_list_stats_show(tmp_path):
     ids = make_bank(tmp_path / "b")
     out = run("memory", "list", "--path", str(tmp_path / "b"))
     assert out.exit_code == 0 and "Verify units" in out.output and "2 item(s)" in out.output
-    lines = run("memory", "list", "--path", str(tmp_path / "b"), "--json", "--scope", "math").output.strip().splitlines()
+    lines = (
+        run("memory", "list", "--path", str(tmp_path / "b"), "--json", "--scope", "math").output.strip().splitlines()
+    )
     assert [json.loads(line)["title"] for line in lines] == ["Verify units"]
     stats = json.loads(run("memory", "stats", "--path", str(tmp_path / "b"), "--json").output)
     assert stats["count"] == 2
@@ -54,7 +69,10 @@ def test_search_export_import_rm(tmp_path):
     assert out.exit_code == 0 and "Count carefully" in out.output and "Verify units" not in out.output
     export = tmp_path / "items.jsonl"
     assert "exported 2" in run("memory", "export", str(export), "--path", str(bank)).output
-    assert "imported 2" in run("memory", "import", str(export), "--path", str(tmp_path / "copy"), "--embedder", "hash").output
+    assert (
+        "imported 2"
+        in run("memory", "import", str(export), "--path", str(tmp_path / "copy"), "--embedder", "hash").output
+    )
     assert "removed 1" in run("memory", "rm", ids[0], "--path", str(bank), "--yes").output
     with MemoryStore(bank) as store:
         assert [item.id for item in store.list()] == [ids[1]]

@@ -22,7 +22,11 @@ JUDGE_FAIL = {"verdict": "failure", "rationale": "no coin"}
 
 
 def _lessons(title):
-    return {"lessons": [{"title": title, "description": f"When {title.lower()} applies.", "content": f"Apply {title.lower()}."}]}
+    return {
+        "lessons": [
+            {"title": title, "description": f"When {title.lower()} applies.", "content": f"Apply {title.lower()}."}
+        ]
+    }
 
 
 def test_demo_tasks_interleave_the_games():
@@ -43,7 +47,9 @@ def test_demo_plays_learns_and_retrieves(tmp_path):
     answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons("Explore before acting")]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     console = Console(record=True, width=200)
-    rows = run_demo(lm, HashEmbedder(dim=64), tmp_path / "bank", env="twx", n_tasks=2, k=1, max_steps=steps, console=console)
+    rows = run_demo(
+        lm, HashEmbedder(dim=64), tmp_path / "bank", env="twx", n_tasks=2, k=1, max_steps=steps, console=console
+    )
 
     assert [r["task_id"] for r in rows] == [first, second]
     assert rows[0]["env_success"] is True and rows[0]["verdict"] == "success" and rows[0]["used"] == []
@@ -71,11 +77,23 @@ def test_demo_with_parallel_matts_contrasts_the_rollouts(tmp_path):
     # picks rollout 0 and the contrast of the two is written.
     steps = len(gold)
     answers = [{"action": a} for a in gold] + [JUDGE_OK] + [{"action": "look around"}] * steps + [JUDGE_FAIL]
-    answers += [{"rationale": "attempt 0 put the item away", "best_index": 0}, _lessons("Finish the goal before exploring")]
+    answers += [
+        {"rationale": "attempt 0 put the item away", "best_index": 0},
+        _lessons("Finish the goal before exploring"),
+    ]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     console = Console(record=True, width=200)
-    rows = run_demo(lm, HashEmbedder(dim=64), tmp_path / "bank", env="twx", n_tasks=1, max_steps=steps, console=console,
-                    matts="parallel", rollouts=2)
+    rows = run_demo(
+        lm,
+        HashEmbedder(dim=64),
+        tmp_path / "bank",
+        env="twx",
+        n_tasks=1,
+        max_steps=steps,
+        console=console,
+        matts="parallel",
+        rollouts=2,
+    )
 
     assert rows[0]["rollout_success"] == [True, False] and rows[0]["chosen"] == 0
     assert rows[0]["env_success"] is True and rows[0]["verdict"] == "success"

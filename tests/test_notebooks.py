@@ -15,7 +15,12 @@ def execute(path: Path, cwd: Path):
 
 
 def outputs(nb) -> str:
-    return "\n".join(o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", []))
+    return "\n".join(
+        o.get("text", "") or str(o.get("data", {}).get("text/plain", ""))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.get("outputs", [])
+    )
 
 
 def test_compile_judge_notebook(tmp_path, monkeypatch):
@@ -40,5 +45,10 @@ def test_compile_judge_notebook(tmp_path, monkeypatch):
     text = outputs(nb)
     assert "false-success rate 1.00 -> 1.00" in text  # the scripted judge calls everything a success
     assert "'optimizer': 'gepa'" in text and "compiled/judge.json" in text and "eval/dev_after_confusion.png" in text
-    assert any("image/png" in o.get("data", {}) for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", []))
+    assert any(
+        "image/png" in o.get("data", {})
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.get("outputs", [])
+    )
     assert (tmp_path / "compiled" / "judge.json").is_file()

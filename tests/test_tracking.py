@@ -34,9 +34,8 @@ def test_a_run_goes_to_the_configured_store_and_experiment(tmp_path, monkeypatch
 
 def test_a_failing_body_marks_the_run_failed(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'm.db'}")
-    with pytest.raises(RuntimeError):
-        with tracking.run("boom", autolog=False) as active:
-            raise RuntimeError("x")
+    with pytest.raises(RuntimeError), tracking.run("boom", autolog=False) as active:
+        raise RuntimeError("x")
     assert mlflow.get_run(active.info.run_id).info.status == "FAILED"
 
 

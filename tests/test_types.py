@@ -10,7 +10,9 @@ class Msg:
 
 
 def test_coerce_message_dicts_and_objects():
-    t1 = Trajectory.coerce([{"role": "user", "content": "boil water"}, {"role": "assistant", "content": "ok"}], task="boil")
+    t1 = Trajectory.coerce(
+        [{"role": "user", "content": "boil water"}, {"role": "assistant", "content": "ok"}], task="boil"
+    )
     t2 = Trajectory.coerce([Msg("user", "boil water"), Msg("assistant", "ok")], task="boil")
     assert [s.role for s in t1.steps] == ["user", "assistant"]
     assert t1.steps == t2.steps and t1.task == "boil"
@@ -69,8 +71,13 @@ def test_lesson_requires_every_part_and_caps_length():
 
 
 def test_memory_item_key_text_and_json_round_trip():
-    item = MemoryItem(title="Check the stove", description="When heating.", content="Verify it is on.",
-                      source="success", provenance=[Provenance(task="boil water", verdict="success")])
+    item = MemoryItem(
+        title="Check the stove",
+        description="When heating.",
+        content="Verify it is on.",
+        source="success",
+        provenance=[Provenance(task="boil water", verdict="success")],
+    )
     assert item.key_text("task") == "boil water"
     assert "Check the stove" in item.key_text("item")
     manual = MemoryItem(title="T", description="D", content="C")

@@ -44,39 +44,89 @@ def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildConte
 
 
 def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
-    return lambda ctx: MaTTS(ReasoningBank(agent=ctx.agent, store=ctx.store, k=1, compiled=ctx.compiled), k=k, mode=mode)
+    return lambda ctx: MaTTS(
+        ReasoningBank(agent=ctx.agent, store=ctx.store, k=1, compiled=ctx.compiled), k=k, mode=mode
+    )
 
 
-ARMS: dict[str, Arm] = {arm.name: arm for arm in (
-    Arm(BASELINE, "the agent alone: empty memory block, no judge, nothing written", lambda ctx: NoMemory(ctx.agent), uses_memory=False),
-    Arm("reasoningbank", "ReasoningBank, k=1, LM-judge labels, lessons from successes and failures", _bank()),
-    Arm("reasoningbank-oracle", "ReasoningBank with the environment's labels instead of the judge (trust_outcome)", _bank(trust_outcome=True)),
-    Arm("success-only", "ReasoningBank, judge labels, failures not distilled", _bank(SuccessOnlyBank)),
-    Arm("trajectory-memory", "Synapse-style: judged-successful raw trajectories retrieved as exemplars (k=1)", _bank(TrajectoryMemory)),
-    Arm("workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _bank(WorkflowMemory)),
-    Arm("matts-parallel-k3", "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons", _matts("parallel")),
-    Arm("matts-sequential-k3", "MaTTS sequential: 1 rollout + 2 refinement passes, lessons with the notes", _matts("sequential")),
-    # The k sweep of the MaTTS scaling figure (k=3 above). With k=1 parallel is one rollout whose
-    # lessons come from the contrastive distiller; sequential is one rollout and no refinement.
-    Arm("matts-parallel-k1", "MaTTS parallel, k=1: one rollout, lessons from the contrastive distiller", _matts("parallel", 1)),
-    Arm("matts-parallel-k2", "MaTTS parallel, k=2: 2 rollouts, best-of-2, contrastive lessons", _matts("parallel", 2)),
-    Arm("matts-sequential-k1", "MaTTS sequential, k=1: one rollout, no refinement pass", _matts("sequential", 1)),
-    Arm("matts-sequential-k2", "MaTTS sequential, k=2: 1 rollout + 1 refinement pass", _matts("sequential", 2)),
-    Arm("reasoningbank-k1", "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)", _bank(k=1)),
-    Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _bank(k=2)),
-    Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _bank(k=3)),
-)}
+ARMS: dict[str, Arm] = {
+    arm.name: arm
+    for arm in (
+        Arm(
+            BASELINE,
+            "the agent alone: empty memory block, no judge, nothing written",
+            lambda ctx: NoMemory(ctx.agent),
+            uses_memory=False,
+        ),
+        Arm("reasoningbank", "ReasoningBank, k=1, LM-judge labels, lessons from successes and failures", _bank()),
+        Arm(
+            "reasoningbank-oracle",
+            "ReasoningBank with the environment's labels instead of the judge (trust_outcome)",
+            _bank(trust_outcome=True),
+        ),
+        Arm("success-only", "ReasoningBank, judge labels, failures not distilled", _bank(SuccessOnlyBank)),
+        Arm(
+            "trajectory-memory",
+            "Synapse-style: judged-successful raw trajectories retrieved as exemplars (k=1)",
+            _bank(TrajectoryMemory),
+        ),
+        Arm("workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _bank(WorkflowMemory)),
+        Arm(
+            "matts-parallel-k3",
+            "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons",
+            _matts("parallel"),
+        ),
+        Arm(
+            "matts-sequential-k3",
+            "MaTTS sequential: 1 rollout + 2 refinement passes, lessons with the notes",
+            _matts("sequential"),
+        ),
+        # The k sweep of the MaTTS scaling figure (k=3 above). With k=1 parallel is one rollout whose
+        # lessons come from the contrastive distiller; sequential is one rollout and no refinement.
+        Arm(
+            "matts-parallel-k1",
+            "MaTTS parallel, k=1: one rollout, lessons from the contrastive distiller",
+            _matts("parallel", 1),
+        ),
+        Arm(
+            "matts-parallel-k2",
+            "MaTTS parallel, k=2: 2 rollouts, best-of-2, contrastive lessons",
+            _matts("parallel", 2),
+        ),
+        Arm("matts-sequential-k1", "MaTTS sequential, k=1: one rollout, no refinement pass", _matts("sequential", 1)),
+        Arm("matts-sequential-k2", "MaTTS sequential, k=2: 1 rollout + 1 refinement pass", _matts("sequential", 2)),
+        Arm("reasoningbank-k1", "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)", _bank(k=1)),
+        Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _bank(k=2)),
+        Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _bank(k=3)),
+    )
+}
 
 # Named sets for --arms. "default" fits the embedded local LM in about an hour (see README).
 ARM_SETS: dict[str, list[str]] = {
     "default": [BASELINE, "reasoningbank", "reasoningbank-oracle"],
     "baselines": [BASELINE, "reasoningbank", "success-only", "trajectory-memory", "workflow-memory"],
     "matts": [BASELINE, "reasoningbank", "matts-parallel-k3", "matts-sequential-k3"],
-    "matts-scaling": ["matts-parallel-k1", "matts-parallel-k2", "matts-parallel-k3",
-                      "matts-sequential-k1", "matts-sequential-k2", "matts-sequential-k3"],
+    "matts-scaling": [
+        "matts-parallel-k1",
+        "matts-parallel-k2",
+        "matts-parallel-k3",
+        "matts-sequential-k1",
+        "matts-sequential-k2",
+        "matts-sequential-k3",
+    ],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
-    "all": [BASELINE, "reasoningbank", "reasoningbank-oracle", "success-only", "trajectory-memory", "workflow-memory",
-            "matts-parallel-k3", "matts-sequential-k3", "reasoningbank-k2", "reasoningbank-k3"],
+    "all": [
+        BASELINE,
+        "reasoningbank",
+        "reasoningbank-oracle",
+        "success-only",
+        "trajectory-memory",
+        "workflow-memory",
+        "matts-parallel-k3",
+        "matts-sequential-k3",
+        "reasoningbank-k2",
+        "reasoningbank-k3",
+    ],
 }
 
 

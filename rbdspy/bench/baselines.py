@@ -95,7 +95,9 @@ class _SuccessMemory(ReasoningBank):
 
     def ingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
         trajectory = self._coerce(trajectory, task)
-        verdict = self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
+        verdict = (
+            self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
+        )
         added = self._store(self._items(trajectory), trajectory, verdict) if verdict.is_success else []
         return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
 
@@ -130,18 +132,20 @@ def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str
     if not lines:  # not an environment trajectory: the generic rendering
         return _clip(trajectory.render(max_chars), max_chars)
     text = " | ".join(lines)
-    return text if len(text) <= max_chars else "…" + text[-(max_chars - 1):]
+    return text if len(text) <= max_chars else "…" + text[-(max_chars - 1) :]
 
 
 class TrajectoryMemory(_SuccessMemory):
     """Synapse-style exemplar memory: the raw successful trajectory, capped, is the item."""
 
     def _items(self, trajectory: Trajectory) -> list[dict[str, str]]:
-        return [{
-            "title": _clip(f"Solved example: {trajectory.task}", 100),
-            "description": _clip(f"A past task solved this way: {trajectory.task}", DESCRIPTION_MAX),
-            "content": render_exemplar(trajectory),
-        }]
+        return [
+            {
+                "title": _clip(f"Solved example: {trajectory.task}", 100),
+                "description": _clip(f"A past task solved this way: {trajectory.task}", DESCRIPTION_MAX),
+                "content": render_exemplar(trajectory),
+            }
+        ]
 
 
 class WorkflowMemory(_SuccessMemory):
@@ -161,7 +165,13 @@ class WorkflowMemory(_SuccessMemory):
         if not steps:
             return []
         content = " ".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-        return [{"title": str(getattr(pred, "title", "") or ""), "description": str(getattr(pred, "when_to_use", "") or ""), "content": content}]
+        return [
+            {
+                "title": str(getattr(pred, "title", "") or ""),
+                "description": str(getattr(pred, "when_to_use", "") or ""),
+                "content": content,
+            }
+        ]
 
     def _items(self, trajectory: Trajectory) -> list[dict[str, str]]:
         try:

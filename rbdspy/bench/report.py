@@ -39,18 +39,42 @@ def _ci(result: dict | None) -> str:
     return f"{100 * result['diff']:+.0f} pp [{100 * result['low']:+.0f}, {100 * result['high']:+.0f}]"
 
 
-COLUMNS = ("arm", "success (measured)", "Δ vs no-memory, measured [95% CI]", "success (all)", "Δ all [95% CI]", "mean score",
-           "steps", "steps (succ.)", "LM calls/task", "prompt tok/task", "compl. tok/task", "memories written", "wall s")
+COLUMNS = (
+    "arm",
+    "success (measured)",
+    "Δ vs no-memory, measured [95% CI]",
+    "success (all)",
+    "Δ all [95% CI]",
+    "mean score",
+    "steps",
+    "steps (succ.)",
+    "LM calls/task",
+    "prompt tok/task",
+    "compl. tok/task",
+    "memories written",
+    "wall s",
+)
 
 
 def markdown_table(results: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for arm, s in results["arms"].items():
         cmp = results["comparisons"].get(arm, {})
-        row = [arm, _pct(s["success_rate_measured"]), _ci(cmp.get("measured")), _pct(s["success_rate"]), _ci(cmp.get("all")),
-               _num(s["mean_score"], 2), _num(s["mean_steps"]), _num(s["mean_steps_success"]), _num(s["lm_calls_per_task"]),
-               _num(s["prompt_tokens_per_task"], 0), _num(s["completion_tokens_per_task"], 0), str(s["memories_written"]),
-               _num(s["wall_s"], 0)]
+        row = [
+            arm,
+            _pct(s["success_rate_measured"]),
+            _ci(cmp.get("measured")),
+            _pct(s["success_rate"]),
+            _ci(cmp.get("all")),
+            _num(s["mean_score"], 2),
+            _num(s["mean_steps"]),
+            _num(s["mean_steps_success"]),
+            _num(s["lm_calls_per_task"]),
+            _num(s["prompt_tokens_per_task"], 0),
+            _num(s["completion_tokens_per_task"], 0),
+            str(s["memories_written"]),
+            _num(s["wall_s"], 0),
+        ]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -60,25 +84,48 @@ def console_table(results: dict[str, Any]):
     from rich.table import Table
 
     table = Table(title="rbdspy bench (success = environment verdict; Δ = paired vs no-memory, 95% CI)")
-    for column in ("arm", "success (measured)", "Δ measured [95% CI]", "success (all)", "steps", "LM calls/task", "tokens/task", "memories", "wall s"):
+    for column in (
+        "arm",
+        "success (measured)",
+        "Δ measured [95% CI]",
+        "success (all)",
+        "steps",
+        "LM calls/task",
+        "tokens/task",
+        "memories",
+        "wall s",
+    ):
         table.add_column(column, overflow="fold", no_wrap=column == "arm")
     for arm, s in results["arms"].items():
         cmp = results["comparisons"].get(arm, {})
         tokens = s["prompt_tokens_per_task"] + s["completion_tokens_per_task"]
-        table.add_row(arm, _pct(s["success_rate_measured"]), _ci(cmp.get("measured")), _pct(s["success_rate"]), _num(s["mean_steps"]),
-                      _num(s["lm_calls_per_task"]), _num(tokens, 0), str(s["memories_written"]), _num(s["wall_s"], 0))
+        table.add_row(
+            arm,
+            _pct(s["success_rate_measured"]),
+            _ci(cmp.get("measured")),
+            _pct(s["success_rate"]),
+            _num(s["mean_steps"]),
+            _num(s["lm_calls_per_task"]),
+            _num(tokens, 0),
+            str(s["memories_written"]),
+            _num(s["wall_s"], 0),
+        )
     return table
 
 
 def markdown_report(results: dict[str, Any]) -> str:
     c = results["config"]
     n_measured = sum(1 for t in results["stream"] if t["phase"] == "measure")
-    head = (f"# rbdspy bench: {c['env']}, {c['n_tasks']} tasks ({c['n_tasks'] - n_measured} build on train, "
-            f"{n_measured} measured on {c['measure_split']}), max {c['max_steps']} steps, seed {c['seed']}, "
-            f"{'compiled' if c['compiled'] else 'uncompiled'} judge/extractors, LM `{c['lm'] or '?'}`\n")
-    notes = ("\nSuccess is the environment's own verdict. Δ is the paired difference to no-memory on the same tasks, "
-             "in percentage points, with a 95% paired-bootstrap interval: an interval above 0 is a lift these tasks "
-             "support; one that straddles 0 is not distinguishable from no lift.\n")
+    head = (
+        f"# rbdspy bench: {c['env']}, {c['n_tasks']} tasks ({c['n_tasks'] - n_measured} build on train, "
+        f"{n_measured} measured on {c['measure_split']}), max {c['max_steps']} steps, seed {c['seed']}, "
+        f"{'compiled' if c['compiled'] else 'uncompiled'} judge/extractors, LM `{c['lm'] or '?'}`\n"
+    )
+    notes = (
+        "\nSuccess is the environment's own verdict. Δ is the paired difference to no-memory on the same tasks, "
+        "in percentage points, with a 95% paired-bootstrap interval: an interval above 0 is a lift these tasks "
+        "support; one that straddles 0 is not distinguishable from no lift.\n"
+    )
     arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
     return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\nReproduce: `{results['command']}`\n"
 
@@ -140,8 +187,15 @@ def success_bars_png(results: dict[str, Any], path: Path) -> Path:
 
 
 def reproduce_command(config) -> str:
-    parts = ["rbdspy bench", f"--env {config.env}", f"--tasks {config.n_tasks}", f"--arms {','.join(config.arms)}",
-             f"--seed {config.seed}", f"--max-steps {config.max_steps}", "--compiled" if config.compiled else "--uncompiled"]
+    parts = [
+        "rbdspy bench",
+        f"--env {config.env}",
+        f"--tasks {config.n_tasks}",
+        f"--arms {','.join(config.arms)}",
+        f"--seed {config.seed}",
+        f"--max-steps {config.max_steps}",
+        "--compiled" if config.compiled else "--uncompiled",
+    ]
     if config.lm:
         parts.append(f"--lm {config.lm}")
     if config.embedder:
@@ -149,8 +203,9 @@ def reproduce_command(config) -> str:
     return " ".join(parts)
 
 
-def build_results(config, stream: list[BenchTask], records: dict[str, list[dict]], n_resamples: int,
-                  out_dir: Path | None = None) -> dict[str, Any]:
+def build_results(
+    config, stream: list[BenchTask], records: dict[str, list[dict]], n_resamples: int, out_dir: Path | None = None
+) -> dict[str, Any]:
     return {
         "config": asdict(config),
         "out_dir": str(out_dir) if out_dir is not None else None,
@@ -161,8 +216,17 @@ def build_results(config, stream: list[BenchTask], records: dict[str, list[dict]
     }
 
 
-def write_reports(out_dir: Path, config, stream: list[BenchTask], records: dict[str, list[dict]], *, console: Console,
-                  mlflow: bool = True, experiment: str = "rbdspy-bench", n_resamples: int = 10_000) -> dict[str, Any]:
+def write_reports(
+    out_dir: Path,
+    config,
+    stream: list[BenchTask],
+    records: dict[str, list[dict]],
+    *,
+    console: Console,
+    mlflow: bool = True,
+    experiment: str = "rbdspy-bench",
+    n_resamples: int = 10_000,
+) -> dict[str, Any]:
     """Writes every output file, prints the table, logs to MLflow; returns the results."""
     results = build_results(config, stream, records, n_resamples, out_dir)
     learning_curve_png(records, stream, out_dir / CURVE_PNG)
@@ -174,5 +238,7 @@ def write_reports(out_dir: Path, config, stream: list[BenchTask], records: dict[
         results["mlflow_run_id"] = log_run(out_dir, results, records, experiment=experiment)
     (out_dir / RESULTS_JSON).write_text(json.dumps(results, indent=2), encoding="utf-8")
     console.print(console_table(results))
-    console.print(f"Results in {out_dir} ({RESULTS_MD}, {RESULTS_JSON}, {CURVE_PNG}, {BARS_PNG}). Reproduce: {results['command']}")
+    console.print(
+        f"Results in {out_dir} ({RESULTS_MD}, {RESULTS_JSON}, {CURVE_PNG}, {BARS_PNG}). Reproduce: {results['command']}"
+    )
     return results

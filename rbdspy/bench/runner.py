@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +62,25 @@ def _compiled_arg(compiled: bool) -> Any:
     return DEFAULT if compiled else None
 
 
-def task_record(task: BenchTask, arm: str, pred: dspy.Prediction | None, usage: TaskUsage, wall_s: float,
-                bank_size: int, error: str | None = None) -> dict[str, Any]:
+def task_record(
+    task: BenchTask,
+    arm: str,
+    pred: dspy.Prediction | None,
+    usage: TaskUsage,
+    wall_s: float,
+    bank_size: int,
+    error: str | None = None,
+) -> dict[str, Any]:
     """What the tables are computed from: environment ground truth, cost, memory traffic."""
     trajectory = getattr(pred, "trajectory", None) if pred is not None else None
     meta = trajectory.metadata if trajectory is not None else {}
     steps = int(meta.get("n_steps", 0))
     rollouts = getattr(pred, "rollouts", None) if pred is not None else None
-    env_actions = sum(int(r.trajectory.metadata.get("n_steps", 0)) for r in rollouts if r.trajectory is not None) if rollouts else steps
+    env_actions = (
+        sum(int(r.trajectory.metadata.get("n_steps", 0)) for r in rollouts if r.trajectory is not None)
+        if rollouts
+        else steps
+    )
     verdict = getattr(pred, "verdict", None) if pred is not None else None
     max_score = float(meta.get("max_score") or 1.0)
     return {
@@ -100,8 +111,17 @@ def _roll_back(store, records: list[dict[str, Any]]) -> int:
     return store.remove([item.id for item in extra]) if extra else 0
 
 
-def run_arm(name: str, stream: list[BenchTask], environment, out_dir: Path, embedder, *, max_steps: int,
-            compiled: bool, progress: Progress | None = None) -> list[dict[str, Any]]:
+def run_arm(
+    name: str,
+    stream: list[BenchTask],
+    environment,
+    out_dir: Path,
+    embedder,
+    *,
+    max_steps: int,
+    compiled: bool,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
     """Plays every task of `stream` not yet recorded for arm `name`; returns all its records."""
     from rbdspy.envs import EnvAgent
     from rbdspy.memory import MemoryStore
@@ -131,7 +151,9 @@ def run_arm(name: str, stream: list[BenchTask], environment, out_dir: Path, embe
                     pred = program(task=agent.describe(task.task_id), task_id=task.task_id)
                 except Exception as exc:  # a broken task is recorded as a failure, the run goes on
                     error = f"{type(exc).__name__}: {exc}"[:500]
-            record = task_record(task, name, pred, usage, time.perf_counter() - start, len(store) if store is not None else 0, error)
+            record = task_record(
+                task, name, pred, usage, time.perf_counter() - start, len(store) if store is not None else 0, error
+            )
             append_record(path, record)
             records.append(record)
             if progress is not None:
@@ -151,20 +173,34 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
     if config_path.is_file():
         saved = json.loads(config_path.read_text(encoding="utf-8"))
         if not resume:
-            raise FileExistsError(f"{out_dir} already holds a benchmark run: pass --resume to continue it, or another --out")
+            raise FileExistsError(
+                f"{out_dir} already holds a benchmark run: pass --resume to continue it, or another --out"
+            )
         mismatched = [k for k in RESUME_KEYS if saved["config"].get(k) != getattr(config, k)]
         if mismatched:
-            detail = ", ".join(f"{k}: run has {saved['config'].get(k)!r}, asked {getattr(config, k)!r}" for k in mismatched)
+            detail = ", ".join(
+                f"{k}: run has {saved['config'].get(k)!r}, asked {getattr(config, k)!r}" for k in mismatched
+            )
             raise ValueError(f"cannot resume {out_dir} with different settings ({detail})")
         # Resuming may add arms; the results cover every arm the run has played.
         config.arms = list(dict.fromkeys(saved["config"]["arms"] + config.arms))
         saved["config"]["arms"] = config.arms
-        saved["resumed_at"] = datetime.now(timezone.utc).isoformat()
+        saved["resumed_at"] = datetime.now(UTC).isoformat()
         config_path.write_text(json.dumps(saved, indent=2), encoding="utf-8")
         return stream_from_dicts(saved["stream"])
-    stream = build_stream(environment, config.n_tasks, seed=config.seed, build_fraction=config.build_fraction, measure_split=config.measure_split)
+    stream = build_stream(
+        environment,
+        config.n_tasks,
+        seed=config.seed,
+        build_fraction=config.build_fraction,
+        measure_split=config.measure_split,
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
-    payload = {"config": asdict(config), "stream": [t.to_dict() for t in stream], "started_at": datetime.now(timezone.utc).isoformat()}
+    payload = {
+        "config": asdict(config),
+        "stream": [t.to_dict() for t in stream],
+        "started_at": datetime.now(UTC).isoformat(),
+    }
     config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return stream
 
@@ -173,12 +209,29 @@ def default_out_dir() -> Path:
     return Path("bench-runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def run_bench(lm: dspy.BaseLM, embedder: Any, out_dir: str | Path | None = None, *, env: str = "twx",
-              n_tasks: int | None = None, arms: str | list[str] | None = None, seed: int = 0,
-              max_steps: int | None = None, compiled: bool = True, resume: bool = False, smoke: bool = False,
-              build_fraction: float = 0.5, measure_split: str = "dev", lm_name: str = "", embedder_name: str = "",
-              environment=None, console: Console | None = None, mlflow: bool = True,
-              experiment: str = "rbdspy-bench", n_resamples: int | None = None) -> dict[str, Any]:
+def run_bench(
+    lm: dspy.BaseLM,
+    embedder: Any,
+    out_dir: str | Path | None = None,
+    *,
+    env: str = "twx",
+    n_tasks: int | None = None,
+    arms: str | list[str] | None = None,
+    seed: int = 0,
+    max_steps: int | None = None,
+    compiled: bool = True,
+    resume: bool = False,
+    smoke: bool = False,
+    build_fraction: float = 0.5,
+    measure_split: str = "dev",
+    lm_name: str = "",
+    embedder_name: str = "",
+    environment=None,
+    console: Console | None = None,
+    mlflow: bool = True,
+    experiment: str = "rbdspy-bench",
+    n_resamples: int | None = None,
+) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
 
     `smoke` shrinks the stream to SMOKE_TASKS tasks of SMOKE_MAX_STEPS steps (CI size; unless
@@ -193,16 +246,33 @@ def run_bench(lm: dspy.BaseLM, embedder: Any, out_dir: str | Path | None = None,
     max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
     if max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
-    config = BenchConfig(env=env, n_tasks=n_tasks, arms=parse_arms(arms), seed=seed, max_steps=max_steps, compiled=compiled,
-                         build_fraction=build_fraction, measure_split=measure_split, smoke=smoke, lm=lm_name, embedder=embedder_name)
+    config = BenchConfig(
+        env=env,
+        n_tasks=n_tasks,
+        arms=parse_arms(arms),
+        seed=seed,
+        max_steps=max_steps,
+        compiled=compiled,
+        build_fraction=build_fraction,
+        measure_split=measure_split,
+        smoke=smoke,
+        lm=lm_name,
+        embedder=embedder_name,
+    )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
     environment = environment if environment is not None else open_demo_env(env)
     try:
         stream = _prepare_dir(out_dir, config, resume, environment)
         records: dict[str, list[dict[str, Any]]] = {}
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            TimeRemainingColumn(), console=console)
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        )
         # No DSPy cache: an arm whose prompt happens to equal another arm's (the first task, before
         # any memory) must still pay for its call, or its cost and wall time would be understated.
         lm = lm.copy(cache=False) if getattr(lm, "cache", False) else lm
@@ -210,9 +280,26 @@ def run_bench(lm: dspy.BaseLM, embedder: Any, out_dir: str | Path | None = None,
         # a small local model's actions and lessons parse (as in `rbdspy demo`).
         with progress, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             for name in config.arms:
-                records[name] = run_arm(name, stream, environment, out_dir, embedder, max_steps=max_steps, compiled=compiled, progress=progress)
+                records[name] = run_arm(
+                    name,
+                    stream,
+                    environment,
+                    out_dir,
+                    embedder,
+                    max_steps=max_steps,
+                    compiled=compiled,
+                    progress=progress,
+                )
     finally:
         if owned:
             environment.close()
-    return write_reports(out_dir, config, stream, records, console=console, mlflow=mlflow, experiment=experiment,
-                         n_resamples=n_resamples or DEFAULT_RESAMPLES)
+    return write_reports(
+        out_dir,
+        config,
+        stream,
+        records,
+        console=console,
+        mlflow=mlflow,
+        experiment=experiment,
+        n_resamples=n_resamples or DEFAULT_RESAMPLES,
+    )

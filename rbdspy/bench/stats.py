@@ -19,15 +19,23 @@ DEFAULT_RESAMPLES = 10_000
 DEFAULT_CONFIDENCE = 0.95
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_resamples: int = DEFAULT_RESAMPLES,
-                     confidence: float = DEFAULT_CONFIDENCE, seed: int = 0) -> dict[str, float]:
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+) -> dict[str, float]:
     """Mean of a - b over paired observations, with a percentile bootstrap interval.
 
     Returns {diff, low, high, n, p_le_zero}: `p_le_zero` is the share of resamples whose mean
     difference is <= 0 (a one-sided bootstrap p-value for "a is better than b")."""
     a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a_arr.shape != b_arr.shape or a_arr.ndim != 1:
-        raise ValueError(f"paired samples must be two 1-D sequences of the same length; got {a_arr.shape} and {b_arr.shape}")
+        raise ValueError(
+            f"paired samples must be two 1-D sequences of the same length; got {a_arr.shape} and {b_arr.shape}"
+        )
     if a_arr.size == 0:
         raise ValueError("paired_bootstrap needs at least one pair")
     if not 0.0 < confidence < 1.0:
@@ -37,7 +45,13 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_resamples: int
     means = d[rng.integers(0, d.size, size=(n_resamples, d.size))].mean(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
-    return {"diff": float(d.mean()), "low": float(low), "high": float(high), "n": int(d.size), "p_le_zero": float(np.mean(means <= 0))}
+    return {
+        "diff": float(d.mean()),
+        "low": float(low),
+        "high": float(high),
+        "n": int(d.size),
+        "p_le_zero": float(np.mean(means <= 0)),
+    }
 
 
 def _mean(values: list[float]) -> float | None:
@@ -72,8 +86,9 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def compare(records: dict[str, list[dict[str, Any]]], baseline: str, seed: int = 0,
-            n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, dict[str, Any]]:
+def compare(
+    records: dict[str, list[dict[str, Any]]], baseline: str, seed: int = 0, n_resamples: int = DEFAULT_RESAMPLES
+) -> dict[str, dict[str, Any]]:
     """Each arm against `baseline` on the tasks both played, on all tasks and on the measured
     ones: {arm: {"all": bootstrap, "measured": bootstrap or None}}."""
     if baseline not in records:
@@ -87,7 +102,15 @@ def compare(records: dict[str, list[dict[str, Any]]], baseline: str, seed: int =
         result: dict[str, Any] = {}
         for scope, keep in (("all", lambda r: True), ("measured", lambda r: r["phase"] == "measure")):
             chosen = [(a, b) for a, b in pairs if keep(a)]
-            result[scope] = paired_bootstrap([float(a["success"]) for a, _ in chosen], [float(b["success"]) for _, b in chosen],
-                                             seed=seed, n_resamples=n_resamples) if chosen else None
+            result[scope] = (
+                paired_bootstrap(
+                    [float(a["success"]) for a, _ in chosen],
+                    [float(b["success"]) for _, b in chosen],
+                    seed=seed,
+                    n_resamples=n_resamples,
+                )
+                if chosen
+                else None
+            )
         out[arm] = result
     return out

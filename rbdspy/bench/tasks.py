@@ -60,8 +60,14 @@ def _interleaved(env: Any, split: str, types: list[str], n: int, rng: random.Ran
     return rows[:n]
 
 
-def build_stream(env: Any, n_tasks: int, seed: int = 0, build_fraction: float = 0.5,
-                 measure_split: str = "dev", task_types: list[str] | None = None) -> list[BenchTask]:
+def build_stream(
+    env: Any,
+    n_tasks: int,
+    seed: int = 0,
+    build_fraction: float = 0.5,
+    measure_split: str = "dev",
+    task_types: list[str] | None = None,
+) -> list[BenchTask]:
     """`n_tasks` tasks: the first round(n * build_fraction) from train (build), the rest from
     `measure_split` (measure), each phase interleaved across `task_types`."""
     if n_tasks < 1:

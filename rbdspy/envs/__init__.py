@@ -23,7 +23,13 @@ from rbdspy.envs.builder import BuildReport, build_dataset
 from rbdspy.envs.dataset import Cause, LabelledTrajectory, iter_records, load_records, write_records
 
 ENV_NAMES = ("scienceworld", "twx")
-_ALIASES = {"scienceworld": "scienceworld", "sw": "scienceworld", "twx": "twx", "textworld-express": "twx", "textworld_express": "twx"}
+_ALIASES = {
+    "scienceworld": "scienceworld",
+    "sw": "scienceworld",
+    "twx": "twx",
+    "textworld-express": "twx",
+    "textworld_express": "twx",
+}
 
 
 def make_env(name: str, **options: Any) -> Environment:

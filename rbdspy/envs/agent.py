@@ -120,7 +120,9 @@ class _Episode:
         self.invalid += 0 if result.valid else 1
         meta = {"reasoning": reasoning} if reasoning else {}
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
-        self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid}))
+        self.steps.append(
+            Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid})
+        )
         self.window.append((action, result.observation))
         self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
 
@@ -134,7 +136,9 @@ class _Episode:
         # What the agent itself knows at the end, never the score: the trajectory goes to the
         # bank's judge, which must decide from the observations (the environment's verdict is
         # `outcome` and `metadata["final_score"]`, which the judge does not read).
-        ending = "the environment ended the episode" if self.done else f"the step limit ({self.agent.max_steps}) was reached"
+        ending = (
+            "the environment ended the episode" if self.done else f"the step limit ({self.agent.max_steps}) was reached"
+        )
         summary = f"Stopped after {self.actions} actions: {ending}."
         trajectory = Trajectory(
             task=self.task,

@@ -66,7 +66,9 @@ class TaskRef(BaseModel):
         base, _, params = task_id.strip().partition("?")
         parts = base.split("/")
         if len(parts) != 4 or not all(parts):
-            raise ValueError(f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', e.g. 'scienceworld/boil/train/3'")
+            raise ValueError(
+                f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', e.g. 'scienceworld/boil/train/3'"
+            )
         env, task_type, split, variation = parts
         if split not in SPLITS:
             raise ValueError(f"task id {task_id!r}: split {split!r} must be one of {', '.join(SPLITS)}")
@@ -109,7 +111,9 @@ class Environment(Protocol):
 
     def task_types(self) -> list[str]: ...
 
-    def tasks(self, split: Split, task_types: Sequence[str] | None = None, limit: int | None = None) -> list[TaskRef]: ...
+    def tasks(
+        self, split: Split, task_types: Sequence[str] | None = None, limit: int | None = None
+    ) -> list[TaskRef]: ...
 
     def reset(self, task: TaskRef | str, *, admissible: bool = True) -> Observation: ...
 
@@ -142,7 +146,9 @@ class EnvironmentBase:
         if ref.env != self.name:
             raise ValueError(f"task {ref.id!r} belongs to environment {ref.env!r}, not {self.name!r}")
         if ref.task_type not in self.task_types():
-            raise ValueError(f"task {ref.id!r}: unknown task type {ref.task_type!r}; known: {', '.join(self.task_types())}")
+            raise ValueError(
+                f"task {ref.id!r}: unknown task type {ref.task_type!r}; known: {', '.join(self.task_types())}"
+            )
         return ref
 
     def _check_split(self, split: str) -> Split:
@@ -232,7 +238,9 @@ def play(env: Environment, task: TaskRef | str, actions: Sequence[str], *, stop_
         played += 1
         done = result.done
         steps.append(Step(role=AGENT_ROLE, content=action))
-        steps.append(Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid}))
+        steps.append(
+            Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid})
+        )
     return Trajectory(
         task=first.task_description,
         steps=steps,

@@ -112,7 +112,9 @@ def _perturb(kind: ProvenanceKind, gold: list[str], rng: random.Random) -> tuple
     raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBED_KINDS)}")
 
 
-def _ordered_tasks(env: Environment, split: Split, task_types: Sequence[str] | None, rng: random.Random) -> list[TaskRef]:
+def _ordered_tasks(
+    env: Environment, split: Split, task_types: Sequence[str] | None, rng: random.Random
+) -> list[TaskRef]:
     """Each type's tasks shuffled by the seed, then interleaved across types."""
     types = list(task_types) if task_types is not None else env.task_types()
     groups = []
@@ -174,7 +176,9 @@ class _Builder:
 
     # -- records --------------------------------------------------------------------------
 
-    def make(self, task: TaskRef, trajectory: Trajectory, kind: ProvenanceKind, cause: Cause | None) -> LabelledTrajectory:
+    def make(
+        self, task: TaskRef, trajectory: Trajectory, kind: ProvenanceKind, cause: Cause | None
+    ) -> LabelledTrajectory:
         trajectory = trajectory.model_copy(update={"id": _record_id(self.seed, task, kind, actions_of(trajectory))})
         return LabelledTrajectory(
             trajectory=trajectory,
@@ -269,7 +273,10 @@ class _Builder:
         start = time.perf_counter()
         tasks = _ordered_tasks(self.env, self.split, self.task_types, self.rng)
         self.out_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.out_path.open("w", encoding="utf-8") as fh, _progress_bar(progress, self.n, self.env.name, self.split) as advance:
+        with (
+            self.out_path.open("w", encoding="utf-8") as fh,
+            _progress_bar(progress, self.n, self.env.name, self.split) as advance,
+        ):
             for task in tasks:
                 if self.full() or (not self.room("success") and self.agent is None and not self.perturbations):
                     break  # done, or nothing left that could fill the remaining quota

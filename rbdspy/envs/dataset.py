@@ -119,7 +119,9 @@ def iter_records(path: str | Path) -> Iterator[LabelledTrajectory]:
             try:
                 yield LabelledTrajectory.model_validate(data)
             except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'record'}: {e['msg']}" for e in exc.errors()[:3])
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'record'}: {e['msg']}" for e in exc.errors()[:3]
+                )
                 raise ValueError(f"{path}:{lineno}: not a labelled trajectory record ({problems})") from exc
 
 

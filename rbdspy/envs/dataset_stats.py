@@ -17,7 +17,10 @@ def _split_of(path: Path, records: Sequence[LabelledTrajectory]) -> str:
 
 def file_table(paths: Iterable[Path]) -> tuple[str, dict[str, Counter]]:
     """One row per file (split, records, successes, failures, agent rollouts), plus totals per split."""
-    lines = ["| file | split | records | success | failure | agent rollouts | task types |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| file | split | records | success | failure | agent rollouts | task types |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     totals: dict[str, Counter] = {}
     for path in paths:
         records = list(iter_records(path))
@@ -25,11 +28,17 @@ def file_table(paths: Iterable[Path]) -> tuple[str, dict[str, Counter]]:
         labels = Counter(r.label for r in records)
         agent = sum(r.kind == "agent" for r in records)
         types = len({(r.env, r.task_type) for r in records})
-        lines.append(f"| `{path.name}` | {split} | {len(records)} | {labels['success']} | {labels['failure']} | {agent} | {types} |")
+        lines.append(
+            f"| `{path.name}` | {split} | {len(records)} | {labels['success']} | {labels['failure']} | {agent} | {types} |"
+        )
         total = totals.setdefault(split, Counter())
-        total.update({"records": len(records), "success": labels["success"], "failure": labels["failure"], "agent": agent})
+        total.update(
+            {"records": len(records), "success": labels["success"], "failure": labels["failure"], "agent": agent}
+        )
     for split, total in sorted(totals.items()):
-        lines.append(f"| **all {split}** | {split} | {total['records']} | {total['success']} | {total['failure']} | {total['agent']} | |")
+        lines.append(
+            f"| **all {split}** | {split} | {total['records']} | {total['success']} | {total['failure']} | {total['agent']} | |"
+        )
     return "\n".join(lines), totals
 
 
@@ -45,7 +54,9 @@ def type_table(paths: Iterable[Path]) -> str:
     lines = ["| env | task type | split | success | failure | by kind |", "|---|---|---|---:|---:|---|"]
     for key in sorted(kinds):
         by_kind = ", ".join(f"{k} {v}" for k, v in sorted(kinds[key].items()))
-        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {counts[(key, 'success')]} | {counts[(key, 'failure')]} | {by_kind} |")
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]} | {counts[(key, 'success')]} | {counts[(key, 'failure')]} | {by_kind} |"
+        )
     return "\n".join(lines)
 
 

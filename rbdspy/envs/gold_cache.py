@@ -27,9 +27,16 @@ class GoldCache:
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
             except json.JSONDecodeError as exc:
-                raise ValueError(f"gold cache {self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); delete it to start afresh") from exc
-            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, list) and all(isinstance(a, str) for a in v) for k, v in data.items()):
-                raise ValueError(f"gold cache {self.path} must map task ids to lists of action strings; delete it to start afresh")
+                raise ValueError(
+                    f"gold cache {self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); delete it to start afresh"
+                ) from exc
+            if not isinstance(data, dict) or not all(
+                isinstance(k, str) and isinstance(v, list) and all(isinstance(a, str) for a in v)
+                for k, v in data.items()
+            ):
+                raise ValueError(
+                    f"gold cache {self.path} must map task ids to lists of action strings; delete it to start afresh"
+                )
             self._paths = data
 
     def __contains__(self, task_id: str) -> bool:

@@ -40,9 +40,13 @@ def _start_simulator(step_limit: int):
     try:
         from scienceworld import ScienceWorldEnv
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("The ScienceWorld adapter needs the `envs` extra: pip install 'rbdspy[envs]' (scienceworld==1.2.3).") from exc
+        raise ImportError(
+            "The ScienceWorld adapter needs the `envs` extra: pip install 'rbdspy[envs]' (scienceworld==1.2.3)."
+        ) from exc
     if shutil.which("java") is None:  # pragma: no cover - depends on the machine
-        raise RuntimeError("ScienceWorld runs on the JVM: install Java 11+ (e.g. apt-get install default-jre-headless).")
+        raise RuntimeError(
+            "ScienceWorld runs on the JVM: install Java 11+ (e.g. apt-get install default-jre-headless)."
+        )
     return ScienceWorldEnv("", envStepLimit=step_limit)
 
 
@@ -117,11 +121,19 @@ class ScienceWorld(EnvironmentBase):
     def _task(self, task: TaskRef | str) -> TaskRef:
         ref = super()._task(task)
         if ref.params:
-            raise ValueError(f"task {ref.id!r}: ScienceWorld tasks take no '?params' (simplifications are set on the adapter)")
+            raise ValueError(
+                f"task {ref.id!r}: ScienceWorld tasks take no '?params' (simplifications are set on the adapter)"
+            )
         if ref.variation not in self.variations(ref.task_type)[ref.split]:
             owner = next((s for s, vs in self.variations(ref.task_type).items() if ref.variation in vs), None)
-            where = f"it is in the {owner} split" if owner else f"it has {self._server.getTaskMaxVariations(ref.task_type)} variations"
-            raise ValueError(f"task {ref.id!r}: variation {ref.variation} is not a {ref.split} variation of {ref.task_type} ({where})")
+            where = (
+                f"it is in the {owner} split"
+                if owner
+                else f"it has {self._server.getTaskMaxVariations(ref.task_type)} variations"
+            )
+            raise ValueError(
+                f"task {ref.id!r}: variation {ref.variation} is not a {ref.split} variation of {ref.task_type} ({where})"
+            )
         return ref
 
     def _load(self, task_type: str, variation: int, gold: bool) -> None:

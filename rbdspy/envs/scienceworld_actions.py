@@ -63,7 +63,25 @@ _TWO_OBJECT = {MOVE: (" to ", "move "), POUR: (" into ", "pour "), USE: (" on ",
 _FIXTURE_CLASSES = (".location.", ".portal.", ".agent.", "substance.Air")
 _CONTACT = re.compile(r"\b(anode|cathode|terminal)\b")
 _WORD = re.compile(r"[a-z]+")
-_STOP = {"a", "an", "the", "to", "in", "on", "of", "and", "your", "is", "it", "then", "first", "that", "with", "for", "you"}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "to",
+    "in",
+    "on",
+    "of",
+    "and",
+    "your",
+    "is",
+    "it",
+    "then",
+    "first",
+    "that",
+    "with",
+    "for",
+    "you",
+}
 
 
 # Priority order of the kinds of actions kept, with how many of each a first pass takes (see the
@@ -179,7 +197,6 @@ def compact_actions(
     if templates:
         chosen.extend(TEMPLATE_HINTS)
     return chosen
-
 
 
 def _first_object(action: str) -> str:

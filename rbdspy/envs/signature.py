@@ -21,7 +21,9 @@ class NextAction(dspy.Signature):
 
     task: str = dspy.InputField(desc="What you must accomplish in this environment")
     memory: str = dspy.InputField(desc="Lessons retrieved from past tasks (reference data; may be empty)")
-    history: str = dspy.InputField(desc="Your most recent actions (> lines) and what the environment answered, oldest first")
+    history: str = dspy.InputField(
+        desc="Your most recent actions (> lines) and what the environment answered, oldest first"
+    )
     observation: str = dspy.InputField(desc="What the environment says now")
     admissible_actions: str = dspy.InputField(desc="Actions the environment accepts now, one per line")
     action: str = dspy.OutputField(desc="Exactly one action, e.g. 'open door to kitchen'")

@@ -49,9 +49,13 @@ def _start_simulator(step_limit: int):
     try:
         from textworld_express import TextWorldExpressEnv
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise ImportError("The TextWorld-Express adapter needs the `envs` extra: pip install 'rbdspy[envs]' (textworld-express==1.1.0).") from exc
+        raise ImportError(
+            "The TextWorld-Express adapter needs the `envs` extra: pip install 'rbdspy[envs]' (textworld-express==1.1.0)."
+        ) from exc
     if shutil.which("java") is None:  # pragma: no cover - depends on the machine
-        raise RuntimeError("TextWorld-Express runs on the JVM: install Java 11+ (e.g. apt-get install default-jre-headless).")
+        raise RuntimeError(
+            "TextWorld-Express runs on the JVM: install Java 11+ (e.g. apt-get install default-jre-headless)."
+        )
     return TextWorldExpressEnv(envStepLimit=step_limit)
 
 
@@ -139,15 +143,24 @@ class TextWorldExpress(EnvironmentBase):
         groups = []
         for game in self._check_types(task_types):
             params = self.params.get(game, "")
-            groups.append([TaskRef(env=NAME, task_type=game, split=split, variation=s, params=params) for s in self.seeds(game, params)[split]])
+            groups.append(
+                [
+                    TaskRef(env=NAME, task_type=game, split=split, variation=s, params=params)
+                    for s in self.seeds(game, params)[split]
+                ]
+            )
         return interleave(groups, limit)
 
     def _task(self, task: TaskRef | str) -> TaskRef:
         ref = super()._task(task)
         if ref.variation not in self.seeds(ref.task_type, ref.params)[ref.split]:
-            owner = next((s for s, seeds in self.seeds(ref.task_type, ref.params).items() if ref.variation in seeds), None)
+            owner = next(
+                (s for s, seeds in self.seeds(ref.task_type, ref.params).items() if ref.variation in seeds), None
+            )
             where = f"it is a {owner} seed" if owner else "it is in no split's seed list"
-            raise ValueError(f"task {ref.id!r}: seed {ref.variation} is not a {ref.split} seed of {ref.task_type} ({where})")
+            raise ValueError(
+                f"task {ref.id!r}: seed {ref.variation} is not a {ref.split} seed of {ref.task_type} ({where})"
+            )
         return ref
 
     def _generate(self, ref: TaskRef, gold: bool) -> dict:
@@ -265,7 +278,12 @@ class TextWorldExpress(EnvironmentBase):
         while changed:
             changed = False
             spans = sorted(
-                ((i, j) for i in range(len(locations)) for j in range(i + 1, len(locations)) if locations[i] and locations[i] == locations[j]),
+                (
+                    (i, j)
+                    for i in range(len(locations))
+                    for j in range(i + 1, len(locations))
+                    if locations[i] and locations[i] == locations[j]
+                ),
                 key=lambda span: (span[0] - span[1], span[0]),
             )
             for i, j in spans:

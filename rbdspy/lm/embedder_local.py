@@ -27,10 +27,14 @@ def minilm_model_dir() -> Path:
     try:
         dist = metadata.distribution(_DIST)
     except metadata.PackageNotFoundError:
-        raise ImportError(f"The local embedder needs the {_DIST} package, which is not installed: {_INSTALL_HINT}") from None
+        raise ImportError(
+            f"The local embedder needs the {_DIST} package, which is not installed: {_INSTALL_HINT}"
+        ) from None
     marker = next((f for f in dist.files or [] if str(f).replace("\\", "/").endswith("/model/modules.json")), None)
     if marker is None:
-        raise ImportError(f"{_DIST} does not contain a model directory; reinstall it: pip install --force-reinstall {_DIST}")
+        raise ImportError(
+            f"{_DIST} does not contain a model directory; reinstall it: pip install --force-reinstall {_DIST}"
+        )
     return Path(dist.locate_file(marker)).parent
 
 
@@ -75,8 +79,9 @@ class MiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        vectors = model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        vectors = model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def __deepcopy__(self, memo):

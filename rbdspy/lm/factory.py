@@ -92,8 +92,13 @@ def make_lm(spec: str | None = None, **kw) -> Any:
     # dspy.LM's default cap (4,000 tokens) lets a small model that starts repeating itself run for
     # minutes at ~11-22 tok/s; every rbdspy signature's answer fits well within 1,024.
     kw.setdefault("max_tokens", 1024)
-    return dspy.LM(f"local/{model_file(spec).name}", engine=engine, async_engine=AsyncLlamaEngine(engine),
-                   callbacks=callbacks, **kw)
+    return dspy.LM(
+        f"local/{model_file(spec).name}",
+        engine=engine,
+        async_engine=AsyncLlamaEngine(engine),
+        callbacks=callbacks,
+        **kw,
+    )
 
 
 def make_embedder(spec: str | None = None) -> Any:

@@ -180,9 +180,7 @@ def _start_server(path: str, settings: dict) -> Any:
     try:
         import xllamacpp
     except ImportError as exc:
-        raise ImportError(
-            f"The embedded local LM needs xllamacpp, which is not installed: {_INSTALL_HINT}"
-        ) from exc
+        raise ImportError(f"The embedded local LM needs xllamacpp, which is not installed: {_INSTALL_HINT}") from exc
     params = xllamacpp.CommonParams()
     params.model.path = path
     params.n_ctx = settings["n_ctx"]
@@ -233,7 +231,8 @@ def _text_of(parts, where: str) -> str:
         else:
             raise UnsupportedFeatureError(
                 f"the embedded local LM takes text only; {where} has a {type(part).__name__}",
-                feature=getattr(part, "type", type(part).__name__), provider=PROVIDER,
+                feature=getattr(part, "type", type(part).__name__),
+                provider=PROVIDER,
             )
     return "\n".join(texts)
 
@@ -245,8 +244,9 @@ def _messages(request: Request) -> list[dict]:
         out.append({"role": "system", "content": system})
     for i, message in enumerate(request.messages):
         if message.role == "tool":
-            raise UnsupportedFeatureError("the embedded local LM has no tool calling", feature="tools",
-                                          provider=PROVIDER)
+            raise UnsupportedFeatureError(
+                "the embedded local LM has no tool calling", feature="tools", provider=PROVIDER
+            )
         role = "system" if message.role == "developer" else message.role
         out.append({"role": role, "content": _text_of(message.parts, f"message {i}")})
     return out
@@ -284,10 +284,21 @@ def _raise_server_error(error: Any) -> None:
 # '*') keep JSON keys and line-by-line formats from counting as repeats.
 DEFAULT_SAMPLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": 256}
 
-_SUPPORTED_PARAMS = frozenset({
-    "temperature", "max_tokens", "top_p", "top_k", "stop", "seed", "response_format",
-    "frequency_penalty", "presence_penalty", "n", "rollout_id",
-})
+_SUPPORTED_PARAMS = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "top_k",
+        "stop",
+        "seed",
+        "response_format",
+        "frequency_penalty",
+        "presence_penalty",
+        "n",
+        "rollout_id",
+    }
+)
 
 
 class LlamaEngine:
@@ -349,8 +360,13 @@ class LlamaEngine:
     # — loading —
 
     def _settings(self) -> dict:
-        return {"n_ctx": self.n_ctx, "n_threads": self.n_threads or _default_threads(), "n_batch": self.n_batch,
-                "n_ubatch": self.n_ubatch, "cache_ram_mib": self.cache_ram_mib}
+        return {
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads or _default_threads(),
+            "n_batch": self.n_batch,
+            "n_ubatch": self.n_ubatch,
+            "cache_ram_mib": self.cache_ram_mib,
+        }
 
     def resolve_path(self) -> Path:
         """The GGUF file this engine runs (joining and verifying a packaged model if needed)."""
@@ -383,17 +399,21 @@ class LlamaEngine:
         """The llama.cpp chat-completions body for one canonical request."""
         config = request.config
         if request.tools or config.tool_choice is not None:
-            raise UnsupportedFeatureError("the embedded local LM has no tool calling", feature="tools",
-                                          provider=PROVIDER)
+            raise UnsupportedFeatureError(
+                "the embedded local LM has no tool calling", feature="tools", provider=PROVIDER
+            )
         if config.logprobs is not None:
-            raise UnsupportedFeatureError("logprobs are not exposed by the embedded local LM",
-                                          feature="logprobs", provider=PROVIDER)
+            raise UnsupportedFeatureError(
+                "logprobs are not exposed by the embedded local LM", feature="logprobs", provider=PROVIDER
+            )
         if config.reasoning is not None:
-            raise UnsupportedFeatureError("the embedded local model does not reason separately",
-                                          feature="reasoning", provider=PROVIDER)
+            raise UnsupportedFeatureError(
+                "the embedded local model does not reason separately", feature="reasoning", provider=PROVIDER
+            )
         if config.probabilities == "required":
-            raise UnsupportedFeatureError("probabilities are not measured by the embedded local LM",
-                                          feature="probabilities", provider=PROVIDER)
+            raise UnsupportedFeatureError(
+                "probabilities are not measured by the embedded local LM", feature="probabilities", provider=PROVIDER
+            )
         temperature = self.temperature if config.temperature is None else config.temperature
         body: dict[str, Any] = {
             "messages": _messages(request),
@@ -402,8 +422,12 @@ class LlamaEngine:
             "seed": self._seed(config.seed, temperature),
             "cache_prompt": True,
         }
-        optional = {"top_p": config.top_p, "top_k": config.top_k, "frequency_penalty": config.frequency_penalty,
-                    "presence_penalty": config.presence_penalty}
+        optional = {
+            "top_p": config.top_p,
+            "top_k": config.top_k,
+            "frequency_penalty": config.frequency_penalty,
+            "presence_penalty": config.presence_penalty,
+        }
         body.update({key: val for key, val in optional.items() if val is not None})
         if config.stop:
             body["stop"] = list(config.stop)
@@ -466,8 +490,12 @@ class LlamaEngine:
             model=request.model,
             message=Message.assistant([TextPart(text)]),
             finish_reason=finish if finish in ("stop", "length") else "stop",
-            usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens"),
-                        total_tokens=usage.get("total_tokens"), cache_read_tokens=cached),
+            usage=Usage(
+                input_tokens=usage.get("prompt_tokens"),
+                output_tokens=usage.get("completion_tokens"),
+                total_tokens=usage.get("total_tokens"),
+                cache_read_tokens=cached,
+            ),
             provider_data=provider_data,
         )
 
@@ -482,9 +510,18 @@ class LlamaEngine:
     # — saving —
 
     def dump_state(self) -> dict:
-        return {"model": self.model, "model_path": self.model_path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
-                "n_batch": self.n_batch, "n_ubatch": self.n_ubatch, "cache_ram_mib": self.cache_ram_mib,
-                "max_tokens": self.max_tokens, "temperature": self.temperature, "sampling": self.sampling}
+        return {
+            "model": self.model,
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "n_batch": self.n_batch,
+            "n_ubatch": self.n_ubatch,
+            "cache_ram_mib": self.cache_ram_mib,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "sampling": self.sampling,
+        }
 
     @classmethod
     def load_state(cls, state: dict) -> LlamaEngine:

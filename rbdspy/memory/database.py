@@ -30,7 +30,18 @@ import numpy as np
 
 from rbdspy.types import MemoryItem
 
-__all__ = ["DB_FILE", "KEYS", "LOG_KEEP", "OP_ADD", "OP_DEL", "OP_SCOPE", "OP_VEC", "SCHEMA_VERSION", "Database", "blob"]
+__all__ = [
+    "DB_FILE",
+    "KEYS",
+    "LOG_KEEP",
+    "OP_ADD",
+    "OP_DEL",
+    "OP_SCOPE",
+    "OP_VEC",
+    "SCHEMA_VERSION",
+    "Database",
+    "blob",
+]
 
 logger = logging.getLogger("rbdspy.memory.store")  # reported with the store's messages
 
@@ -210,7 +221,9 @@ class Database:
         return self.conn.execute("SELECT min(seq) FROM changes").fetchone()[0]
 
     def changes(self, after: int, upto: int) -> list[tuple[str, int]]:
-        return self.conn.execute("SELECT op, row FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto)).fetchall()
+        return self.conn.execute(
+            "SELECT op, row FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq", (after, upto)
+        ).fetchall()
 
     def prune_log(self, keep: int) -> None:
         """Drop change-log entries more than `keep` changes old (an index that far behind is
@@ -231,7 +244,9 @@ class Database:
             for i, (pk, item) in enumerate(zip(pks, items))
         ]
         try:
-            self.conn.executemany("INSERT INTO items(pk, id, scope, source, data, task_vec, item_vec) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self.conn.executemany(
+                "INSERT INTO items(pk, id, scope, source, data, task_vec, item_vec) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
+            )
         except sqlite3.IntegrityError as exc:
             existing = self.existing_ids([item.id for item in items])
             raise ValueError(
@@ -242,13 +257,17 @@ class Database:
     def existing_ids(self, ids: Sequence[str]) -> list[str]:
         found: list[str] = []
         for chunk in chunks(list(ids)):
-            found += [r[0] for r in self.conn.execute(f"SELECT id FROM items WHERE id IN ({placeholders(len(chunk))})", chunk)]
+            found += [
+                r[0] for r in self.conn.execute(f"SELECT id FROM items WHERE id IN ({placeholders(len(chunk))})", chunk)
+            ]
         return found
 
     def items_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryItem]:
         found: dict[int, MemoryItem] = {}
         for chunk in chunks(list(pks)):
-            rows = self.conn.execute(f"SELECT pk, data FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk).fetchall()
+            rows = self.conn.execute(
+                f"SELECT pk, data FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk
+            ).fetchall()
             found.update((pk, MemoryItem.model_validate_json(data)) for pk, data in rows)
         return found
 
@@ -293,7 +312,9 @@ class Database:
 
     def counts(self) -> tuple[dict[str, int], dict[str | None, int]]:
         """Item counts by source and by scope."""
-        by_source = dict(self.conn.execute("SELECT source, count(*) FROM items GROUP BY source ORDER BY source").fetchall())
+        by_source = dict(
+            self.conn.execute("SELECT source, count(*) FROM items GROUP BY source ORDER BY source").fetchall()
+        )
         by_scope = dict(self.conn.execute("SELECT scope, count(*) FROM items GROUP BY scope ORDER BY scope").fetchall())
         return by_source, by_scope
 
@@ -314,7 +335,9 @@ class Database:
         """Inside a write transaction: delete the items with these ids; their (pk, scope)."""
         found: list[tuple[int, str | None]] = []
         for chunk in chunks(list(dict.fromkeys(ids))):
-            found += self.conn.execute(f"SELECT pk, scope FROM items WHERE id IN ({placeholders(len(chunk))})", chunk).fetchall()
+            found += self.conn.execute(
+                f"SELECT pk, scope FROM items WHERE id IN ({placeholders(len(chunk))})", chunk
+            ).fetchall()
         for chunk in chunks([pk for pk, _ in found]):
             self.conn.execute(f"DELETE FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk)
         return found
@@ -323,7 +346,9 @@ class Database:
         """Inside a write transaction: use_count + 1 and last_used_at = now for each (unique) id."""
         updates = []
         for chunk in chunks(list(ids)):
-            for pk, data in self.conn.execute(f"SELECT pk, data FROM items WHERE id IN ({placeholders(len(chunk))})", chunk):
+            for pk, data in self.conn.execute(
+                f"SELECT pk, data FROM items WHERE id IN ({placeholders(len(chunk))})", chunk
+            ):
                 item = MemoryItem.model_validate_json(data)
                 used = item.model_copy(update={"use_count": item.use_count + 1, "last_used_at": now})
                 updates.append((used.model_dump_json(), pk))
@@ -352,7 +377,9 @@ class Database:
         column = _vec_column(key)
         found: list[tuple[int, bytes]] = []
         for chunk in chunks(list(pks)):
-            found += self.conn.execute(f"SELECT pk, {column} FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk).fetchall()
+            found += self.conn.execute(
+                f"SELECT pk, {column} FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk
+            ).fetchall()
         dim = self._dim()
         ids = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
         return ids, np.frombuffer(b"".join(r[1] for r in found), dtype="<f4").reshape(len(found), dim)

@@ -35,9 +35,7 @@ class Embedder(Protocol):
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Function words carry no topic; left in, they make any two English sentences look alike.
 _STOPWORDS = frozenset(
-    "a an and are as at be but by do for from has have i if in into is it its me my no not of on or "
-    "our so than that the their then there these this to was we were what when where which while who "
-    "will with you your".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when", "where", "which", "while", "who", "will", "with", "you", "your"]
 )
 
 
@@ -66,7 +64,9 @@ class HashEmbedder:
         self.dim = dim
         self.bigram_weight = float(bigram_weight)
         # The name is what a store records: anything that changes the vectors must change it.
-        self.name = f"rbdspy-hash-v{self.version}" + ("" if self.bigram_weight == 0.5 else f"-bigram{self.bigram_weight:g}")
+        self.name = f"rbdspy-hash-v{self.version}" + (
+            "" if self.bigram_weight == 0.5 else f"-bigram{self.bigram_weight:g}"
+        )
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         if isinstance(texts, str):
@@ -176,6 +176,12 @@ def as_embedder(obj: Any, name: str | None = None, dim: int | None = None) -> Em
     own_dim = getattr(obj, "dim", None)
     own_dim = own_dim if isinstance(own_dim, int) and not isinstance(own_dim, bool) else None
     own_name = getattr(obj, "name", None)
-    if own_dim is not None and isinstance(own_name, str) and own_name and name in (None, own_name) and dim in (None, own_dim):
+    if (
+        own_dim is not None
+        and isinstance(own_name, str)
+        and own_name
+        and name in (None, own_name)
+        and dim in (None, own_dim)
+    ):
         return obj
     return _CallableEmbedder(obj, name or _name_of(obj), dim or own_dim)

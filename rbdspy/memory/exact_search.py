@@ -96,7 +96,9 @@ def exact_scores(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.minimum(scores.astype(np.float32), np.float32(1.0))
 
 
-def approximate_search(index: faiss.Index, query: np.ndarray, top: int, params: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def approximate_search(
+    index: faiss.Index, query: np.ndarray, top: int, params: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """FAISS's top-`top` by approximate score as (row ids, scores), best first."""
     previous_threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)  # a single query: threads cost more than they save
@@ -114,7 +116,9 @@ def _best(pks: np.ndarray, scores: np.ndarray, top: int) -> list[tuple[int, floa
     return [(int(pks[i]), float(scores[i])) for i in order]
 
 
-def _rescored(ids: np.ndarray, approx: np.ndarray, boundary: float, top: int, window: float, rescore: Rescorer) -> list[tuple[int, float]]:
+def _rescored(
+    ids: np.ndarray, approx: np.ndarray, boundary: float, top: int, window: float, rescore: Rescorer
+) -> list[tuple[int, float]]:
     """Exact top-`top` of the fetched items whose approximate score is within `window` of the
     `boundary` (the k-th approximate score); at least the first top + _TIE_MARGIN are re-scored."""
     keep = max(int(np.count_nonzero(approx >= boundary - window)), min(len(ids), top + _TIE_MARGIN))
@@ -123,7 +127,13 @@ def _rescored(ids: np.ndarray, approx: np.ndarray, boundary: float, top: int, wi
 
 
 def search_with_ties(
-    index: faiss.Index, query: np.ndarray, top: int, available: int, window: float, rescore: Rescorer, params: Any = None
+    index: faiss.Index,
+    query: np.ndarray,
+    top: int,
+    available: int,
+    window: float,
+    rescore: Rescorer,
+    params: Any = None,
 ) -> list[tuple[int, float]]:
     """The exact top-`top` among the `available` items the index (and `params`' selector) offers:
     fetch top + _TIE_MARGIN, doubling while the last fetched approximate score is still within
@@ -154,7 +164,9 @@ def scoped_search(
         # Exact when every item was seen, or when every member not fetched scores (approximately)
         # below the scope's top-th by more than the window.
         if len(ids) == index.ntotal:
-            return _rescored(chosen, chosen_approx, float(chosen_approx[min(top, len(chosen)) - 1]), top, window, rescore)
+            return _rescored(
+                chosen, chosen_approx, float(chosen_approx[min(top, len(chosen)) - 1]), top, window, rescore
+            )
         if len(chosen) >= top and approx[-1] < chosen_approx[top - 1] - window:
             return _rescored(chosen, chosen_approx, float(chosen_approx[top - 1]), top, window, rescore)
     return search_with_ties(index, query, top, len(members), window, rescore, params)

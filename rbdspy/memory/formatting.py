@@ -145,7 +145,9 @@ def format_memory_block(items: Sequence[Any], max_field_chars: int = CONTENT_MAX
     tail = f"\n{FENCE_CLOSE}"
     budget = max_chars - len(head) - len(tail)
     if budget < _MIN_BODY:
-        raise ValueError(f"max_chars={max_chars} leaves no room for an item; use at least {len(head) + len(tail) + _MIN_BODY}.")
+        raise ValueError(
+            f"max_chars={max_chars} leaves no room for an item; use at least {len(head) + len(tail) + _MIN_BODY}."
+        )
     for kept in range(len(entries), 0, -1):  # as many whole items as fit
         body = _body(entries[:kept], len(entries) - kept)
         if len(body) <= budget:

@@ -42,7 +42,13 @@ def write_index_file(path: Path, index: faiss.Index, header: dict[str, Any]) -> 
                 return f.write(chunk)
 
             faiss.write_index(index, faiss.PyCallbackIOWriter(write))
-            full = {**header, "dim": index.d, "ntotal": index.ntotal, "payload_len": state["len"], "crc32": state["crc"]}
+            full = {
+                **header,
+                "dim": index.d,
+                "ntotal": index.ntotal,
+                "payload_len": state["len"],
+                "crc32": state["crc"],
+            }
             encoded = json.dumps(full).encode()
             f.write(encoded)
             f.write(len(encoded).to_bytes(8, "little") + MAGIC)

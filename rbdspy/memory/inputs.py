@@ -14,7 +14,16 @@ from pydantic import ValidationError
 
 from rbdspy.types import MemoryItem
 
-__all__ = ["UNSCOPED", "as_items", "as_matrix", "check_k", "check_scope", "check_unique_ids", "normalise", "short_error"]
+__all__ = [
+    "UNSCOPED",
+    "as_items",
+    "as_matrix",
+    "check_k",
+    "check_scope",
+    "check_unique_ids",
+    "normalise",
+    "short_error",
+]
 
 
 class _Unscoped:

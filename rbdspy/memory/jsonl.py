@@ -43,7 +43,9 @@ def read_items(path: str | os.PathLike[str]) -> list[MemoryItem]:
             try:
                 items.append(MemoryItem.model_validate_json(line))
             except (ValidationError, ValueError) as exc:
-                raise ValueError(f"{path}, line {line_number}: not a valid MemoryItem JSON object: {short_error(exc)}") from exc
+                raise ValueError(
+                    f"{path}, line {line_number}: not a valid MemoryItem JSON object: {short_error(exc)}"
+                ) from exc
     return items
 
 

@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -144,7 +144,9 @@ class MemoryStore:
                 self._db.log([(OP_ADD, pk) for pk in pks])
                 seq_after = self._db.change_seq()
             scopes = {item.scope for item in batch}
-            self._after_write(seq_before, seq_after, lambda: self._index_add(np.asarray(pks, dtype=np.int64), task, own), scopes)
+            self._after_write(
+                seq_before, seq_after, lambda: self._index_add(np.asarray(pks, dtype=np.int64), task, own), scopes
+            )
         return ids
 
     def update(self, item: MemoryItem) -> MemoryItem:
@@ -167,11 +169,15 @@ class MemoryStore:
                     if not missing:
                         seq_before = self._db.change_seq()
                         self._db.update_item(pk, item, {key: vectors[key] for key in changed})
-                        self._db.log(([(OP_VEC, pk)] if changed else []) + ([(OP_SCOPE, pk)] if old_scope != item.scope else []))
+                        self._db.log(
+                            ([(OP_VEC, pk)] if changed else []) + ([(OP_SCOPE, pk)] if old_scope != item.scope else [])
+                        )
                         seq_after = self._db.change_seq()
                 if not missing:
                     new_vectors = {key: vectors[key] for key in changed}
-                    self._after_write(seq_before, seq_after, lambda: self._vectors.replace(pk, new_vectors), {old_scope, item.scope})
+                    self._after_write(
+                        seq_before, seq_after, lambda: self._vectors.replace(pk, new_vectors), {old_scope, item.scope}
+                    )
                     return item
             # Embed outside the lock and the write transaction (a model call can be slow), then retry.
             self._embedding.require("update (the item's text changed, so it is re-embedded)")
@@ -193,7 +199,9 @@ class MemoryStore:
                 self._db.log([(OP_DEL, pk) for pk in pks])
                 seq_after = self._db.change_seq()
             if pks:
-                self._after_write(seq_before, seq_after, lambda: self._vectors.remove(pks), {scope for _, scope in found})
+                self._after_write(
+                    seq_before, seq_after, lambda: self._vectors.remove(pks), {scope for _, scope in found}
+                )
         return len(pks)
 
     def mark_used(self, ids: str | Iterable[str]) -> int:
@@ -202,7 +210,7 @@ class MemoryStore:
         id_list = list(dict.fromkeys([ids] if isinstance(ids, str) else [str(i) for i in ids]))
         if not id_list:
             return 0
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         with self._lock:
             self._check_open()
             with self._db.write_tx():
@@ -210,7 +218,9 @@ class MemoryStore:
 
     # Hooks between a commit and the in-memory indexes (tests replace them to simulate crashes).
 
-    def _after_write(self, seq_before: int, seq_after: int, apply: Callable[[], None], scopes: Iterable[str | None]) -> None:
+    def _after_write(
+        self, seq_before: int, seq_after: int, apply: Callable[[], None], scopes: Iterable[str | None]
+    ) -> None:
         self._vectors.after_write(seq_before, seq_after, apply, scopes)
 
     def _index_add(self, pks: np.ndarray, task: np.ndarray, own: np.ndarray) -> None:
@@ -247,7 +257,9 @@ class MemoryStore:
             self._check_open()
             return self._db.contains(id)
 
-    def search(self, query: str, k: int = 1, scope: Any = None, key: Key | None = None) -> list[tuple[MemoryItem, float]]:
+    def search(
+        self, query: str, k: int = 1, scope: Any = None, key: Key | None = None
+    ) -> list[tuple[MemoryItem, float]]:
         """The k items most similar to `query` (cosine), best first, as (item, score).
 
         `scope` restricts the search to one scope before the top-k is taken (so k items of that
@@ -261,7 +273,9 @@ class MemoryStore:
         vector = self.embed([query])[0]
         return self.search_vector(vector, k=k, scope=scope, key=key)
 
-    def search_vector(self, vector: Any, k: int = 1, scope: Any = None, key: Key | None = None) -> list[tuple[MemoryItem, float]]:
+    def search_vector(
+        self, vector: Any, k: int = 1, scope: Any = None, key: Key | None = None
+    ) -> list[tuple[MemoryItem, float]]:
         """`search` for a caller that has its own query vector (same embedder, any norm)."""
         check_k(k)
         if key is not None and key not in KEYS:
@@ -272,7 +286,9 @@ class MemoryStore:
             self._check_open()
             recorded = self._db.recorded_dim()
             if recorded is not None and query.shape[1] != recorded:
-                raise ValueError(f"Query vector has dim {query.shape[1]}, but this store's vectors have dim {recorded}.")
+                raise ValueError(
+                    f"Query vector has dim {query.shape[1]}, but this store's vectors have dim {recorded}."
+                )
             query = normalise(query)
             with self._db.read_tx():
                 self._sync()
@@ -339,7 +355,9 @@ class MemoryStore:
             with self._db.read_tx():
                 return write_lines(path, self._db.item_lines())
 
-    def import_jsonl(self, path: str | os.PathLike[str], on_conflict: Literal["skip", "error"] = "skip", batch_size: int = 256) -> int:
+    def import_jsonl(
+        self, path: str | os.PathLike[str], on_conflict: Literal["skip", "error"] = "skip", batch_size: int = 256
+    ) -> int:
         """Add the items of a JSONL export, re-embedding them with this store's embedder.
 
         The whole file is validated first (a malformed line raises ValueError naming its line
@@ -375,7 +393,10 @@ class MemoryStore:
                 "count": count,
                 "by_source": by_source,
                 "by_scope": by_scope,
-                "embedder": {"name": meta.get("embedder_name"), "dim": int(meta["embedder_dim"]) if "embedder_dim" in meta else None},
+                "embedder": {
+                    "name": meta.get("embedder_name"),
+                    "dim": int(meta["embedder_dim"]) if "embedder_dim" in meta else None,
+                },
                 "current_embedder": self.embedder.name if self.embedder is not None else None,
                 "key": self.key,
                 "path": str(self.path),

@@ -35,7 +35,9 @@ class StoreEmbedding:
         self._db = db
         self._recorded_dim = recorded_dim
 
-    def mismatch_error(self, recorded_name: str | None, recorded_dim: int | None, name: str | None, dim: int | None) -> ValueError:
+    def mismatch_error(
+        self, recorded_name: str | None, recorded_dim: int | None, name: str | None, dim: int | None
+    ) -> ValueError:
         return ValueError(
             f"The memory store at {self._path} was built with embedder {recorded_name or '(unnamed)'!r} "
             f"(dim {recorded_dim}), but it is being used with embedder {name or '(none)'!r} (dim {dim}). "
@@ -48,7 +50,9 @@ class StoreEmbedding:
             return
         name, dim = self.embedder.name, self.dim_if_known()
         recorded_name, recorded_dim = self._db.meta.get("embedder_name"), self._recorded_dim()
-        if (recorded_name is not None and recorded_name != name) or (recorded_dim is not None and dim is not None and recorded_dim != dim):
+        if (recorded_name is not None and recorded_name != name) or (
+            recorded_dim is not None and dim is not None and recorded_dim != dim
+        ):
             raise self.mismatch_error(recorded_name, recorded_dim, name, dim)
 
     def dim_if_known(self) -> int | None:
@@ -65,7 +69,9 @@ class StoreEmbedding:
         recorded_dim = int(meta["embedder_dim"]) if "embedder_dim" in meta else None
         recorded_name = meta.get("embedder_name")
         name = self.embedder.name if (with_embedder and self.embedder is not None) else None
-        if (recorded_dim is not None and recorded_dim != dim) or (name is not None and recorded_name is not None and recorded_name != name):
+        if (recorded_dim is not None and recorded_dim != dim) or (
+            name is not None and recorded_name is not None and recorded_name != name
+        ):
             raise self.mismatch_error(recorded_name, recorded_dim, name or recorded_name, dim)
         if recorded_dim is None:
             self._db.set_meta("embedder_dim", str(dim))
@@ -93,7 +99,9 @@ class StoreEmbedding:
         if raw.ndim == 1 and len(texts) == 1:
             raw = raw.reshape(1, -1)
         if raw.ndim != 2 or raw.shape[0] != len(texts):
-            raise ValueError(f"Embedder {embedder.name!r} returned shape {raw.shape} for {len(texts)} texts; expected ({len(texts)}, dim).")
+            raise ValueError(
+                f"Embedder {embedder.name!r} returned shape {raw.shape} for {len(texts)} texts; expected ({len(texts)}, dim)."
+            )
         recorded = self._recorded_dim()
         if recorded is not None and raw.shape[1] != recorded:
             raise self.mismatch_error(self._db.meta.get("embedder_name"), recorded, embedder.name, raw.shape[1])

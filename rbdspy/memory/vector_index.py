@@ -30,7 +30,14 @@ import faiss
 import numpy as np
 
 from rbdspy.memory.database import KEYS, OP_ADD, OP_SCOPE, Database
-from rbdspy.memory.exact_search import exact_scores, is_scan_index, new_scan_index, scoped_search, search_window, search_with_ties
+from rbdspy.memory.exact_search import (
+    exact_scores,
+    is_scan_index,
+    new_scan_index,
+    scoped_search,
+    search_window,
+    search_with_ties,
+)
 from rbdspy.memory.index_file import read_index_file, write_index_file
 from rbdspy.memory.inputs import UNSCOPED, check_scope
 
@@ -71,7 +78,9 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ applying this store's writes
 
-    def after_write(self, seq_before: int, seq_after: int, apply: Callable[[], None], scopes: Iterable[str | None]) -> None:
+    def after_write(
+        self, seq_before: int, seq_after: int, apply: Callable[[], None], scopes: Iterable[str | None]
+    ) -> None:
         """After a commit: apply our own change when the indexes were exactly at `seq_before`;
         otherwise leave them behind, and the next read catches up from the log."""
         if self.indexes is None or self.dirty or seq_before != self.synced_seq:
@@ -174,7 +183,9 @@ class VectorIndex:
         )
         if not usable:
             if any(path.exists() for path in self.paths().values()):
-                logger.info("Saved index files in %s are missing, unreadable or from another state; rebuilding.", self.directory)
+                logger.info(
+                    "Saved index files in %s are missing, unreadable or from another state; rebuilding.", self.directory
+                )
             return False
         self.indexes = {key: loaded[key][0] for key in KEYS}  # type: ignore[index]
         self.synced_seq = self.persisted_seq = headers[0]["seq"]
@@ -221,7 +232,12 @@ class VectorIndex:
         """Write both index files, unless they already reflect the in-memory indexes."""
         if self.indexes is None or self.persisted_seq == self.synced_seq:
             return
-        common = {"db_uuid": self.db.uuid, "seq": self.synced_seq, "max_pk": self.max_pk, "embedder": self.db.meta.get("embedder_name")}
+        common = {
+            "db_uuid": self.db.uuid,
+            "seq": self.synced_seq,
+            "max_pk": self.max_pk,
+            "embedder": self.db.meta.get("embedder_name"),
+        }
         for key in KEYS:
             write_index_file(self.paths()[key], self.indexes[key], {"key": key, **common})
         self.persisted_seq = self.synced_seq

@@ -34,7 +34,9 @@ def resolve(compiled: Any) -> tuple[Path | None, bool]:
         return PACKAGE_COMPILED_DIR, False
     if isinstance(compiled, (str, Path)):
         return Path(compiled), True
-    raise TypeError(f"compiled must be a directory of compiled JSON files, a .json file, None or False; got {type(compiled).__name__}")
+    raise TypeError(
+        f"compiled must be a directory of compiled JSON files, a .json file, None or False; got {type(compiled).__name__}"
+    )
 
 
 def load_component(module, path: Path) -> None:
@@ -44,7 +46,9 @@ def load_component(module, path: Path) -> None:
     try:
         module.load(str(path))
     except (KeyError, TypeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a compiled {type(module).__name__} ({type(error).__name__}: {error}); was it written by `rbdspy compile` for this component?") from error
+        raise ValueError(
+            f"{path} is not a compiled {type(module).__name__} ({type(error).__name__}: {error}); was it written by `rbdspy compile` for this component?"
+        ) from error
 
 
 def load_directory(owner, directory: Path, required: bool) -> list[str]:
@@ -61,7 +65,9 @@ def load_directory(owner, directory: Path, required: bool) -> list[str]:
             load_component(getattr(owner, attribute), path)
             loaded.append(str(path))
     if required and not loaded:
-        raise FileNotFoundError(f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: pass the output directory of `rbdspy compile`")
+        raise FileNotFoundError(
+            f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: pass the output directory of `rbdspy compile`"
+        )
     if loaded:
         log.debug("loaded compiled prompts: %s", loaded)
     return loaded

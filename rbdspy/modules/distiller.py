@@ -38,7 +38,9 @@ class ContrastiveDistiller(dspy.Module):
         if not trajectories:
             raise ValueError("ContrastiveDistiller needs at least one trajectory")
         if len(trajectories) != len(verdicts):
-            raise ValueError(f"got {len(trajectories)} trajectories but {len(verdicts)} verdicts; pass one verdict per trajectory")
+            raise ValueError(
+                f"got {len(trajectories)} trajectories but {len(verdicts)} verdicts; pass one verdict per trajectory"
+            )
         budget = max(500, self.max_chars // len(trajectories))
         blocks = []
         for i, (trajectory, verdict) in enumerate(zip(trajectories, verdicts)):
@@ -55,7 +57,9 @@ class ContrastiveDistiller(dspy.Module):
             return dspy.Prediction(lessons=[])
         return dspy.Prediction(lessons=normalise_lessons(getattr(pred, "lessons", None), self.max_lessons))
 
-    async def aforward(self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]) -> dspy.Prediction:
+    async def aforward(
+        self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]
+    ) -> dspy.Prediction:
         inputs = self._inputs(task, trajectories, verdicts)
         try:
             pred = await self.contrast.acall(**inputs)

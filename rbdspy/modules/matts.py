@@ -100,13 +100,17 @@ class MaTTS(dspy.Module):
     ):
         super().__init__()
         if not isinstance(bank, ReasoningBank):
-            raise TypeError(f"bank must be an rbdspy.ReasoningBank (MaTTS uses its agent, judge, extractors and store); got {type(bank).__name__}")
+            raise TypeError(
+                f"bank must be an rbdspy.ReasoningBank (MaTTS uses its agent, judge, extractors and store); got {type(bank).__name__}"
+            )
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be an integer >= 1 (rollouts, or 1 rollout + k-1 refinement passes); got {k!r}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         if mode == "parallel" and not (isinstance(temperature, (int, float)) and temperature > 0):
-            raise ValueError(f"temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); got {temperature!r}")
+            raise ValueError(
+                f"temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); got {temperature!r}"
+            )
         self.bank = bank
         self.k = k
         self.mode = mode
@@ -138,7 +142,11 @@ class MaTTS(dspy.Module):
             return False
         if failed and all(isinstance(r.exception, CALLER_ERRORS) for r in failed):
             raise failed[0].exception
-        log.warning("all %d rollouts failed; nothing is written (first error: %s)", len(failed), failed[0].error if failed else None)
+        log.warning(
+            "all %d rollouts failed; nothing is written (first error: %s)",
+            len(failed),
+            failed[0].error if failed else None,
+        )
         return True
 
     def _known(self, trajectory: Trajectory) -> Verdict | None:
@@ -148,15 +156,32 @@ class MaTTS(dspy.Module):
         return self._known(trajectory) or self.bank.judge(task=trajectory.task, trajectory=trajectory).verdict
 
     async def _ajudge(self, trajectory: Trajectory) -> Verdict:
-        return self._known(trajectory) or (await self.bank.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
+        return (
+            self._known(trajectory)
+            or (await self.bank.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
+        )
 
     @staticmethod
     def _provenance(rollouts: list[Rollout]) -> list[Provenance]:
-        return [Provenance(task=r.trajectory.task, trajectory_id=r.trajectory.id, verdict=r.verdict.label, rationale=r.verdict.rationale)
-                for r in rollouts]
+        return [
+            Provenance(
+                task=r.trajectory.task,
+                trajectory_id=r.trajectory.id,
+                verdict=r.verdict.label,
+                rationale=r.verdict.rationale,
+            )
+            for r in rollouts
+        ]
 
-    def _result(self, rollouts: list[Rollout], chosen: int | None, used: list[MemoryItem],
-                added: list[MemoryItem], selection=None, outputs: dict | None = None) -> dspy.Prediction:
+    def _result(
+        self,
+        rollouts: list[Rollout],
+        chosen: int | None,
+        used: list[MemoryItem],
+        added: list[MemoryItem],
+        selection=None,
+        outputs: dict | None = None,
+    ) -> dspy.Prediction:
         pick = rollouts[chosen] if chosen is not None else None
         outputs = outputs if outputs is not None else (pick.outputs if pick else {})
         answer = {k: v for k, v in outputs.items() if k not in MATTS_FIELDS}
@@ -188,12 +213,16 @@ class MaTTS(dspy.Module):
 
     def _store_contrast(self, lessons, judged: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
         anchor = chosen if chosen in judged else judged[0]
-        return self.bank.store_lessons(lessons, anchor.trajectory, anchor.verdict, "contrast", provenance=self._provenance(judged))
+        return self.bank.store_lessons(
+            lessons, anchor.trajectory, anchor.verdict, "contrast", provenance=self._provenance(judged)
+        )
 
     def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
         kind, what = self._learning_plan(ok, chosen)
         if kind == "contrast":
-            lessons = self.bank.distiller(task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]).lessons
+            lessons = self.bank.distiller(
+                task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]
+            ).lessons
             return self._store_contrast(lessons, what, chosen)
         if kind == "single":
             return self._learn_one(what.trajectory, what.verdict, what.verdict.label)
@@ -202,7 +231,9 @@ class MaTTS(dspy.Module):
     async def _alearn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
         kind, what = self._learning_plan(ok, chosen)
         if kind == "contrast":
-            pred = await self.bank.distiller.acall(task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what])
+            pred = await self.bank.distiller.acall(
+                task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]
+            )
             return await asyncio.to_thread(self._store_contrast, pred.lessons, what, chosen)
         if kind == "single":
             return await self._alearn_one(what.trajectory, what.verdict, what.verdict.label)
@@ -217,7 +248,9 @@ class MaTTS(dspy.Module):
     async def _alearn_one(self, trajectory: Trajectory, verdict: Verdict, source) -> list[MemoryItem]:
         if not verdict.is_determinate:
             return []
-        lessons = (await self.bank.extractor.acall(task=trajectory.task, trajectory=trajectory, verdict=verdict)).lessons
+        lessons = (
+            await self.bank.extractor.acall(task=trajectory.task, trajectory=trajectory, verdict=verdict)
+        ).lessons
         return await asyncio.to_thread(self.bank.store_lessons, lessons, trajectory, verdict, source)
 
     # ---- parallel -------------------------------------------------------------------------
@@ -226,14 +259,21 @@ class MaTTS(dspy.Module):
         lm = current_lm()
         rollouts = []
         for i, rollout_id in enumerate(self.rollout_ids):
-            rollout = run_rollout(self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature)
+            rollout = run_rollout(
+                self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature
+            )
             if rollout.ok:
                 rollout.verdict = self._judge(rollout.trajectory)
             rollouts.append(rollout)
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])
         ok = [r for r in rollouts if r.ok]
-        selection = self.selector(task=task, trajectories=[r.trajectory for r in ok], verdicts=[r.verdict for r in ok], outcomes=self._outcomes(ok))
+        selection = self.selector(
+            task=task,
+            trajectories=[r.trajectory for r in ok],
+            verdicts=[r.verdict for r in ok],
+            outcomes=self._outcomes(ok),
+        )
         chosen = ok[selection.index]
         added = self._learn_parallel(task, ok, chosen)
         self.bank.store.mark_used([item.id for item in used])
@@ -243,7 +283,9 @@ class MaTTS(dspy.Module):
         lm = current_lm()
 
         async def one(i: int, rollout_id: int) -> Rollout:
-            rollout = await arun_rollout(self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature)
+            rollout = await arun_rollout(
+                self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature
+            )
             if rollout.ok:
                 rollout.verdict = await self._ajudge(rollout.trajectory)
             return rollout
@@ -252,8 +294,12 @@ class MaTTS(dspy.Module):
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])
         ok = [r for r in rollouts if r.ok]
-        selection = await self.selector.acall(task=task, trajectories=[r.trajectory for r in ok], verdicts=[r.verdict for r in ok],
-                                              outcomes=self._outcomes(ok))
+        selection = await self.selector.acall(
+            task=task,
+            trajectories=[r.trajectory for r in ok],
+            verdicts=[r.verdict for r in ok],
+            outcomes=self._outcomes(ok),
+        )
         chosen = ok[selection.index]
         added = await self._alearn_parallel(task, ok, chosen)
         await asyncio.to_thread(self.bank.store.mark_used, [item.id for item in used])
@@ -270,7 +316,12 @@ class MaTTS(dspy.Module):
         environment-scored trajectory, whose answer is what the environment recorded)."""
         outputs = dict(first.outputs)
         fields = [k for k in outputs if k not in MATTS_FIELDS]
-        if final.outcome is None and len(fields) == 1 and final.final_answer and final.final_answer != first.trajectory.final_answer:
+        if (
+            final.outcome is None
+            and len(fields) == 1
+            and final.final_answer
+            and final.final_answer != first.trajectory.final_answer
+        ):
             outputs[fields[0]] = final.final_answer
         return outputs
 
@@ -355,7 +406,9 @@ class VanillaTTS(MaTTS):
     lessons (parallel), or the final trajectory's without its notes (sequential). Identical to
     `MaTTS(bank, k, mode, contrast=False)`."""
 
-    def __init__(self, bank: ReasoningBank, k: int = 3, mode: Literal["parallel", "sequential"] = "parallel", **options: Any):
+    def __init__(
+        self, bank: ReasoningBank, k: int = 3, mode: Literal["parallel", "sequential"] = "parallel", **options: Any
+    ):
         if "contrast" in options:
             raise TypeError("VanillaTTS never contrasts; use MaTTS(..., contrast=...) to choose")
         super().__init__(bank, k, mode, contrast=False, **options)

@@ -13,7 +13,7 @@ import dspy
 
 from rbdspy.memory import format_memory_block, make_policy
 from rbdspy.modules import compiled as compiled_prompts
-from rbdspy.modules.agent_io import accepts_input, acall_agent, output_fields, task_text, trajectory_of
+from rbdspy.modules.agent_io import acall_agent, accepts_input, output_fields, task_text, trajectory_of
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
@@ -66,7 +66,9 @@ class ReasoningBank(dspy.Module):
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
-            raise TypeError(f"agent must be a dspy.Module (e.g. dspy.ChainOfThought('task, memory -> answer')); got {type(agent).__name__}")
+            raise TypeError(
+                f"agent must be a dspy.Module (e.g. dspy.ChainOfThought('task, memory -> answer')); got {type(agent).__name__}"
+            )
         if not accepts_input(agent, memory_field):
             raise ValueError(
                 f"agent {type(agent).__name__} has no input named {memory_field!r} to receive the memory block: "
@@ -117,7 +119,9 @@ class ReasoningBank(dspy.Module):
 
     def _result(self, outputs, trajectory, verdict, used, added) -> dspy.Prediction:
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
-        return dspy.Prediction(**answer, verdict=verdict, memories_used=used, memories_added=added, trajectory=trajectory)
+        return dspy.Prediction(
+            **answer, verdict=verdict, memories_used=used, memories_added=added, trajectory=trajectory
+        )
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
         task = self._prepare(task_inputs)
@@ -146,7 +150,9 @@ class ReasoningBank(dspy.Module):
         writes nothing.
         """
         trajectory = self._coerce(trajectory, task)
-        verdict = self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
+        verdict = (
+            self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
+        )
         lessons = self.extractor(task=trajectory.task, trajectory=trajectory, verdict=verdict).lessons
         added = self.store_lessons(lessons, trajectory, verdict, source=verdict.label)
         return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
@@ -167,8 +173,14 @@ class ReasoningBank(dspy.Module):
             raise ValueError("ingest needs the task: pass task='...' or a Trajectory whose task is set")
         return trajectory
 
-    def store_lessons(self, lessons, trajectory: Trajectory, verdict: Verdict, source: SourceKind,
-                      provenance: list[Provenance] | None = None) -> list[MemoryItem]:
+    def store_lessons(
+        self,
+        lessons,
+        trajectory: Trajectory,
+        verdict: Verdict,
+        source: SourceKind,
+        provenance: list[Provenance] | None = None,
+    ) -> list[MemoryItem]:
         """Consolidate lessons into the store with their provenance; nothing from an
         indeterminate verdict.
 
@@ -177,8 +189,18 @@ class ReasoningBank(dspy.Module):
         if not lessons or not verdict.is_determinate:
             return []
         if not provenance:
-            provenance = [Provenance(task=trajectory.task, trajectory_id=trajectory.id, verdict=verdict.label, rationale=verdict.rationale)]
-        items = [MemoryItem.from_lesson(lesson, source=source, provenance=list(provenance), scope=self.scope) for lesson in lessons]
+            provenance = [
+                Provenance(
+                    task=trajectory.task,
+                    trajectory_id=trajectory.id,
+                    verdict=verdict.label,
+                    rationale=verdict.rationale,
+                )
+            ]
+        items = [
+            MemoryItem.from_lesson(lesson, source=source, provenance=list(provenance), scope=self.scope)
+            for lesson in lessons
+        ]
         return self.policy.apply(self.store, items)
 
     # ---- retrieval and persistence -----------------------------------------------------------

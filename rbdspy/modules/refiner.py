@@ -33,8 +33,11 @@ def refined_trajectory(trajectory: Trajectory, notes: str, refined_answer: str, 
     """`trajectory` with the pass appended. The final answer becomes the refined one, except
     when an environment scored the trajectory: re-examining cannot change what was played, so
     the environment's summary stays the final answer and the claim stays in the step."""
-    step = Step(role=REFINEMENT_ROLE, content=f"Re-examination {pass_number}: {notes}\nAnswer now: {refined_answer}",
-                metadata={"pass": pass_number})
+    step = Step(
+        role=REFINEMENT_ROLE,
+        content=f"Re-examination {pass_number}: {notes}\nAnswer now: {refined_answer}",
+        metadata={"pass": pass_number},
+    )
     update: dict = {"steps": [*trajectory.steps, step]}
     if trajectory.outcome is None and refined_answer:
         update["final_answer"] = refined_answer
@@ -68,9 +71,15 @@ class TrajectoryRefiner(dspy.Module):
         notes = _clip(str(getattr(pred, "notes", "") or ""), NOTES_MAX)
         answer = _clip(str(getattr(pred, "refined_answer", "") or ""), ANSWER_MAX)
         if not notes:
-            return dspy.Prediction(notes=None, refined_answer=None, trajectory=trajectory, error="the refiner wrote no notes")
-        return dspy.Prediction(notes=notes, refined_answer=answer or None, error=None,
-                               trajectory=refined_trajectory(trajectory, notes, answer, pass_number))
+            return dspy.Prediction(
+                notes=None, refined_answer=None, trajectory=trajectory, error="the refiner wrote no notes"
+            )
+        return dspy.Prediction(
+            notes=notes,
+            refined_answer=answer or None,
+            error=None,
+            trajectory=refined_trajectory(trajectory, notes, answer, pass_number),
+        )
 
     def forward(self, task: str, trajectory: Trajectory, pass_number: int = 1) -> dspy.Prediction:
         trajectory = Trajectory.coerce(trajectory, task=task)
@@ -78,7 +87,9 @@ class TrajectoryRefiner(dspy.Module):
             pred = self.refine(**self._inputs(task, trajectory))
         except Exception as error:  # an LM that misbehaves skips the pass, never the loop
             log.warning("refinement pass %d failed: %s", pass_number, error)
-            return dspy.Prediction(notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000])
+            return dspy.Prediction(
+                notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000]
+            )
         return self._result(pred, trajectory, pass_number)
 
     async def aforward(self, task: str, trajectory: Trajectory, pass_number: int = 1) -> dspy.Prediction:
@@ -87,5 +98,7 @@ class TrajectoryRefiner(dspy.Module):
             pred = await self.refine.acall(**self._inputs(task, trajectory))
         except Exception as error:
             log.warning("refinement pass %d failed: %s", pass_number, error)
-            return dspy.Prediction(notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000])
+            return dspy.Prediction(
+                notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000]
+            )
         return self._result(pred, trajectory, pass_number)

@@ -62,7 +62,9 @@ class Rollout:
 def current_lm() -> dspy.BaseLM:
     lm = dspy.settings.lm
     if lm is None:
-        raise ValueError("test-time scaling samples rollouts from the configured LM, and none is set: call dspy.configure(lm=...) or use dspy.context(lm=...)")
+        raise ValueError(
+            "test-time scaling samples rollouts from the configured LM, and none is set: call dspy.configure(lm=...) or use dspy.context(lm=...)"
+        )
     return lm
 
 
@@ -84,8 +86,16 @@ def _finish(rollout: Rollout, pred: Any, task: str, agent_inputs: dict[str, Any]
     return rollout
 
 
-def run_rollout(agent: dspy.Module, agent_inputs: dict[str, Any], task: str, index: int, *,
-                lm: dspy.BaseLM | None = None, rollout_id: Any = None, temperature: float | None = None) -> Rollout:
+def run_rollout(
+    agent: dspy.Module,
+    agent_inputs: dict[str, Any],
+    task: str,
+    index: int,
+    *,
+    lm: dspy.BaseLM | None = None,
+    rollout_id: Any = None,
+    temperature: float | None = None,
+) -> Rollout:
     """Runs `agent(**agent_inputs)` once, under a sampled copy of `lm` when `lm` is given."""
     rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
     try:
@@ -99,8 +109,16 @@ def run_rollout(agent: dspy.Module, agent_inputs: dict[str, Any], task: str, ind
         return rollout
 
 
-async def arun_rollout(agent: dspy.Module, agent_inputs: dict[str, Any], task: str, index: int, *,
-                       lm: dspy.BaseLM | None = None, rollout_id: Any = None, temperature: float | None = None) -> Rollout:
+async def arun_rollout(
+    agent: dspy.Module,
+    agent_inputs: dict[str, Any],
+    task: str,
+    index: int,
+    *,
+    lm: dspy.BaseLM | None = None,
+    rollout_id: Any = None,
+    temperature: float | None = None,
+) -> Rollout:
     rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
     try:
         if lm is None:

@@ -19,13 +19,20 @@ def _outcome_text(outcome: bool | None) -> str:
     return "unknown" if outcome is None else ("success" if outcome else "failure")
 
 
-def rule_choice(trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict | None],
-                outcomes: Sequence[bool | None]) -> int:
+def rule_choice(
+    trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict | None], outcomes: Sequence[bool | None]
+) -> int:
     """The deterministic fallback: a known environment success first, then a judge success,
     then the fewest steps, then the earliest attempt."""
+
     def key(i: int):
         verdict = verdicts[i]
-        return (outcomes[i] is not True, not (verdict is not None and verdict.is_success), step_count(trajectories[i]), i)
+        return (
+            outcomes[i] is not True,
+            not (verdict is not None and verdict.is_success),
+            step_count(trajectories[i]),
+            i,
+        )
 
     return min(range(len(trajectories)), key=key)
 
@@ -59,7 +66,9 @@ class TrajectorySelector(dspy.Module):
         verdicts = list(verdicts) if verdicts is not None else [None] * len(trajectories)
         outcomes = list(outcomes) if outcomes is not None else [None] * len(trajectories)
         if not len(trajectories) == len(verdicts) == len(outcomes):
-            raise ValueError(f"got {len(trajectories)} trajectories, {len(verdicts)} verdicts and {len(outcomes)} outcomes; pass one of each per trajectory")
+            raise ValueError(
+                f"got {len(trajectories)} trajectories, {len(verdicts)} verdicts and {len(outcomes)} outcomes; pass one of each per trajectory"
+            )
         return [Trajectory.coerce(t) for t in trajectories], verdicts, outcomes
 
     def _inputs(self, task: str, trajectories, verdicts, outcomes) -> dict[str, str]:
@@ -79,15 +88,26 @@ class TrajectorySelector(dspy.Module):
             return self._rule(trajectories, verdicts, outcomes, f"selector answered {index!r}")
         if outcomes[index] is False and any(o is True for o in outcomes):
             choice = rule_choice(trajectories, verdicts, outcomes)
-            return dspy.Prediction(index=choice, rationale=f"measured outcome overrides the selector's pick {index}: {rationale}"[:2000], method="outcome")
+            return dspy.Prediction(
+                index=choice,
+                rationale=f"measured outcome overrides the selector's pick {index}: {rationale}"[:2000],
+                method="outcome",
+            )
         return dspy.Prediction(index=index, rationale=rationale, method="lm")
 
     @staticmethod
     def _rule(trajectories, verdicts, outcomes, why: str) -> dspy.Prediction:
-        return dspy.Prediction(index=rule_choice(trajectories, verdicts, outcomes), rationale=f"rule choice ({why})"[:2000], method="rule")
+        return dspy.Prediction(
+            index=rule_choice(trajectories, verdicts, outcomes), rationale=f"rule choice ({why})"[:2000], method="rule"
+        )
 
-    def forward(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict | None] | None = None,
-                outcomes: Sequence[bool | None] | None = None) -> dspy.Prediction:
+    def forward(
+        self,
+        task: str,
+        trajectories: Sequence[Trajectory],
+        verdicts: Sequence[Verdict | None] | None = None,
+        outcomes: Sequence[bool | None] | None = None,
+    ) -> dspy.Prediction:
         trajectories, verdicts, outcomes = self._check(trajectories, verdicts, outcomes)
         if len(trajectories) == 1:
             return dspy.Prediction(index=0, rationale="only one attempt", method="single")
@@ -98,8 +118,13 @@ class TrajectorySelector(dspy.Module):
             return self._rule(trajectories, verdicts, outcomes, f"selector failed: {type(error).__name__}")
         return self._decide(pred, trajectories, verdicts, outcomes)
 
-    async def aforward(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict | None] | None = None,
-                       outcomes: Sequence[bool | None] | None = None) -> dspy.Prediction:
+    async def aforward(
+        self,
+        task: str,
+        trajectories: Sequence[Trajectory],
+        verdicts: Sequence[Verdict | None] | None = None,
+        outcomes: Sequence[bool | None] | None = None,
+    ) -> dspy.Prediction:
         trajectories, verdicts, outcomes = self._check(trajectories, verdicts, outcomes)
         if len(trajectories) == 1:
             return dspy.Prediction(index=0, rationale="only one attempt", method="single")

@@ -11,7 +11,14 @@ optimizer, budget -> knobs), compile.py (run, evaluate before/after, save, log t
 from rbdspy.optimizers.compile import CompileResult, compile_program, evaluate_program, load_program, new_program
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, extractor_example, judge_example, load_labelled, make_examples
-from rbdspy.optimizers.metrics import extractor_feedback, extractor_score, judge_feedback, judge_report, judge_score, make_extractor_metric
+from rbdspy.optimizers.metrics import (
+    extractor_feedback,
+    extractor_score,
+    judge_feedback,
+    judge_report,
+    judge_score,
+    make_extractor_metric,
+)
 from rbdspy.optimizers.recipes import OPTIMIZERS, TARGETS
 
 __all__ = [

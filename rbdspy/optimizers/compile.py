@@ -62,7 +62,9 @@ def load_program(target: str, path: str | Path | None) -> dspy.Module:
     if path.is_dir():
         path = path / FILE_NAMES[target]
     if path.suffix != ".json" or not path.is_file():
-        raise FileNotFoundError(f"no compiled {target} at {path} (give a .json written by `rbdspy compile`, or its output directory)")
+        raise FileNotFoundError(
+            f"no compiled {target} at {path} (give a .json written by `rbdspy compile`, or its output directory)"
+        )
     program.load(str(path))
     return program
 
@@ -92,7 +94,11 @@ def _log_report(prefix: str, report: EvalReport, workdir: Path) -> None:
     rows.write_text("".join(json.dumps(r, default=str) + "\n" for r in report.rows))
     mlflow.log_artifact(str(rows), artifact_path="eval")
     if report.confusion is not None:
-        png = confusion_png(report.confusion, workdir / f"{prefix}_confusion.png", title=f"Judge vs environment ({prefix.replace('_', ' ')})")
+        png = confusion_png(
+            report.confusion,
+            workdir / f"{prefix}_confusion.png",
+            title=f"Judge vs environment ({prefix.replace('_', ' ')})",
+        )
         mlflow.log_artifact(str(png), artifact_path="eval")
 
 
@@ -102,10 +108,14 @@ def _log_model(program: dspy.Module, target: str) -> bool:
     import mlflow
 
     try:
-        mlflow.dspy.log_model(program, name=f"{target}_model", use_dspy_model_save=True, pip_requirements=["rbdspy", "dspy>=3.4.1,<3.5"])
+        mlflow.dspy.log_model(
+            program, name=f"{target}_model", use_dspy_model_save=True, pip_requirements=["rbdspy", "dspy>=3.4.1,<3.5"]
+        )
         return True
     except Exception as error:  # noqa: BLE001 - a flavour problem must not lose the compile
-        log.warning("mlflow.dspy.log_model failed for the %s (%s); the JSON artifact is logged regardless", target, error)
+        log.warning(
+            "mlflow.dspy.log_model failed for the %s (%s); the JSON artifact is logged regardless", target, error
+        )
         mlflow.set_tag("rbdspy.log_model_error", f"{type(error).__name__}: {error}"[:500])
         return False
     finally:
@@ -187,14 +197,28 @@ def compile_program(
         **(extra_params or {}),
     }
     started = time.perf_counter()
-    with dspy.context(lm=lm), tracking.run(f"compile-{target}-{optimizer}", experiment=experiment, tags={"rbdspy.kind": "compile", "rbdspy.target": target}) as active, tempfile.TemporaryDirectory() as tmp:
+    with (
+        dspy.context(lm=lm),
+        tracking.run(
+            f"compile-{target}-{optimizer}",
+            experiment=experiment,
+            tags={"rbdspy.kind": "compile", "rbdspy.target": target},
+        ) as active,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         import mlflow
 
         workdir = Path(tmp)
         tracking.log_params(params)
         with LmUsage() as usage:
             student = new_program(target)
-            before = evaluate(student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric) if devset else None
+            before = (
+                evaluate(
+                    student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
+                )
+                if devset
+                else None
+            )
             compile_started = time.perf_counter()
             compiled, knobs = RECIPES[optimizer](
                 student,
@@ -210,7 +234,13 @@ def compile_program(
                 num_threads=num_threads,
             )
             compile_seconds = time.perf_counter() - compile_started
-            after = evaluate(compiled, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric) if devset else None
+            after = (
+                evaluate(
+                    compiled, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
+                )
+                if devset
+                else None
+            )
         tracking.log_params({f"recipe_{k}": v for k, v in knobs.items()})
         compiled.save(str(out_path))
         mlflow.log_artifact(str(out_path), artifact_path="compiled")
@@ -230,7 +260,14 @@ def compile_program(
         if log_model:
             _log_model(compiled, target)
         run_id = active.info.run_id
-    log.info("compiled %s with %s: dev %.3f -> %.3f, saved to %s", target, optimizer, before.score if before else float("nan"), after.score if after else float("nan"), out_path)
+    log.info(
+        "compiled %s with %s: dev %.3f -> %.3f, saved to %s",
+        target,
+        optimizer,
+        before.score if before else float("nan"),
+        after.score if after else float("nan"),
+        out_path,
+    )
     return CompileResult(target, optimizer, out_path, before, after, run_id, knobs, metrics, compiled)
 
 
@@ -261,13 +298,30 @@ def evaluate_program(
         from rbdspy.optimizers.rubric import LessonRubric
 
         rubric = LessonRubric(rubric_lm)
-    with dspy.context(lm=lm), tracking.run(f"eval-{target}", experiment=experiment, tags={"rbdspy.kind": "eval", "rbdspy.target": target}) as active, tempfile.TemporaryDirectory() as tmp:
+    with (
+        dspy.context(lm=lm),
+        tracking.run(
+            f"eval-{target}", experiment=experiment, tags={"rbdspy.kind": "eval", "rbdspy.target": target}
+        ) as active,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         tracking.log_params(
-            {"target": target, "compiled": str(compiled or "none"), "lm": _lm_name(lm), "data_files": ",".join(map(str, files)), "data_sha256": files_digest(files), "n": len(examples), "limit": limit, "seed": seed}
+            {
+                "target": target,
+                "compiled": str(compiled or "none"),
+                "lm": _lm_name(lm),
+                "data_files": ",".join(map(str, files)),
+                "data_sha256": files_digest(files),
+                "n": len(examples),
+                "limit": limit,
+                "seed": seed,
+            }
         )
         started = time.perf_counter()
         with LmUsage() as usage:
-            report = evaluate(program, examples, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric)
+            report = evaluate(
+                program, examples, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
+            )
         import mlflow
 
         _log_report("eval", report, Path(tmp))

@@ -20,12 +20,27 @@ class EvalReport:
     confusion: dict[str, dict[str, int]] | None = None  # judge only
 
 
-def evaluate(program: dspy.Module, examples: list[dspy.Example], target: str, *, num_threads: int = 1, display_progress: bool = True, rubric=None) -> EvalReport:
+def evaluate(
+    program: dspy.Module,
+    examples: list[dspy.Example],
+    target: str,
+    *,
+    num_threads: int = 1,
+    display_progress: bool = True,
+    rubric=None,
+) -> EvalReport:
     """Runs `program` on every example (dspy.Evaluate, with a progress bar) and summarises."""
     if not examples:
         raise ValueError("nothing to evaluate: the example list is empty (check --dev / --data and --dev-limit)")
     metric = metric_for(target, rubric=rubric)
-    result = dspy.Evaluate(devset=examples, metric=metric, num_threads=num_threads, display_progress=display_progress, display_table=False, provide_traceback=False)(program)
+    result = dspy.Evaluate(
+        devset=examples,
+        metric=metric,
+        num_threads=num_threads,
+        display_progress=display_progress,
+        display_table=False,
+        provide_traceback=False,
+    )(program)
     triples = result.results
     if target == "judge":
         return _judge_summary(triples)
@@ -37,7 +52,13 @@ def _judge_summary(triples) -> EvalReport:
     predicted = [verdict_label(pred) for _, pred, _ in triples]
     report = judge_report(golds, predicted)
     rows = [
-        {"task_id": ex.get("task_id"), "kind": ex.get("kind"), "label": ex.label, "verdict": p, "rationale": getattr(getattr(pred, "verdict", None), "rationale", "")}
+        {
+            "task_id": ex.get("task_id"),
+            "kind": ex.get("kind"),
+            "label": ex.label,
+            "verdict": p,
+            "rationale": getattr(getattr(pred, "verdict", None), "rationale", ""),
+        }
         for (ex, pred, _), p in zip(triples, predicted)
     ]
     metrics = {k: float(v) for k, v in report.items() if k not in ("confusion", "n")}
@@ -64,6 +85,9 @@ def _extractor_summary(triples, rubric) -> EvalReport:
             }
         )
     n = len(rows)
-    metrics = {"score": sum(r["score"] for r in rows) / n, "lessons_per_example": sum(len(r["lessons"]) for r in rows) / n}
+    metrics = {
+        "score": sum(r["score"] for r in rows) / n,
+        "lessons_per_example": sum(len(r["lessons"]) for r in rows) / n,
+    }
     metrics.update({f"part_{name}": sums[name] / counts[name] for name in sums})
     return EvalReport("extractors", metrics["score"], metrics, rows)

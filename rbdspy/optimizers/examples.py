@@ -40,7 +40,9 @@ def expand_paths(patterns: Iterable[str | Path]) -> list[Path]:
                 continue
             matches = sorted(glob.glob(part)) if glob.has_magic(part) else ([part] if Path(part).is_file() else [])
             if not matches:
-                raise FileNotFoundError(f"no dataset file matches {part!r} (give JSONL paths or globs, e.g. datasets/*-train.jsonl)")
+                raise FileNotFoundError(
+                    f"no dataset file matches {part!r} (give JSONL paths or globs, e.g. datasets/*-train.jsonl)"
+                )
             out.extend(Path(m) for m in matches)
     return sorted(set(out), key=str)
 
@@ -62,7 +64,9 @@ def files_digest(paths: Sequence[str | Path]) -> str:
     return h.hexdigest()[:16]
 
 
-def balanced_sample(records: Sequence[LabelledTrajectory], limit: int | None, seed: int = 0) -> list[LabelledTrajectory]:
+def balanced_sample(
+    records: Sequence[LabelledTrajectory], limit: int | None, seed: int = 0
+) -> list[LabelledTrajectory]:
     """At most `limit` records, alternating success and failure as long as both last (so a
     small subset is balanced even when the file is not), each label shuffled with `seed`.
     `limit=None` keeps every record (still shuffled, labels interleaved)."""
@@ -105,14 +109,18 @@ def _metadata(record: LabelledTrajectory) -> dict:
     }
 
 
-def judge_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True) -> dspy.Example:
+def judge_example(
+    record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True
+) -> dspy.Example:
     """Inputs `task`, `trajectory` (rendered as the Judge renders it); `verdict` is the
     environment's label, so labelled demos show the right answer."""
     trajectory = record.trajectory
     if hide_outcome:
         trajectory = trajectory.model_copy(update={"final_answer": None})
     text = render_trajectory(trajectory, trajectory.task, max_chars)
-    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs("task", "trajectory")
+    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
+        "task", "trajectory"
+    )
 
 
 def extractor_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS) -> dspy.Example:
@@ -125,7 +133,9 @@ def extractor_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_C
     )
 
 
-def make_examples(target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS) -> list[dspy.Example]:
+def make_examples(
+    target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS
+) -> list[dspy.Example]:
     if target == "judge":
         return [judge_example(r, max_chars) for r in records]
     if target == "extractors":

@@ -117,7 +117,9 @@ def judge_report(golds: Sequence[str], predicted: Sequence[str]) -> dict[str, An
         "false_success_rate": pairs[("failure", "success")] / n_failure if n_failure else 0.0,
         "false_failure_rate": pairs[("success", "failure")] / n_success if n_success else 0.0,
         "indeterminate_rate": sum(c for (g, p), c in pairs.items() if p == "indeterminate") / n if n else 0.0,
-        "confusion": {g: {p: pairs[(g, p)] for p in ("success", "failure", "indeterminate")} for g in ("success", "failure")},
+        "confusion": {
+            g: {p: pairs[(g, p)] for p in ("success", "failure", "indeterminate")} for g in ("success", "failure")
+        },
     }
 
 
@@ -127,8 +129,34 @@ WEIGHTS = {"format": 0.3, "general": 0.4, "cause": 0.3, "rubric": 0.3}
 
 # Words that name the kind of mistake a broken gold path makes (stems: matched as prefixes).
 CAUSE_CONCEPTS = {
-    "gold_truncated": ("finish", "complet", "remain", "until", "all ", "every", "final", "stop", "early", "prematur", "verif", "confirm", "done", "end"),
-    "gold_step_dropped": ("skip", "miss", "forg", "omit", "requir", "necessar", "prerequisit", "each", "every", "before"),
+    "gold_truncated": (
+        "finish",
+        "complet",
+        "remain",
+        "until",
+        "all ",
+        "every",
+        "final",
+        "stop",
+        "early",
+        "prematur",
+        "verif",
+        "confirm",
+        "done",
+        "end",
+    ),
+    "gold_step_dropped": (
+        "skip",
+        "miss",
+        "forg",
+        "omit",
+        "requir",
+        "necessar",
+        "prerequisit",
+        "each",
+        "every",
+        "before",
+    ),
     "gold_step_swapped": ("order", "sequen", "before", "after", "first", "then", "prerequisit", "earlier", "later"),
 }
 SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
@@ -146,8 +174,16 @@ def _draft_fields(draft: Any) -> tuple[str, str, str]:
 def draft_problems(draft: Any) -> list[str]:
     """Why one draft is not a well-formed lesson ([] if it is)."""
     title, description, content = (s.strip() for s in _draft_fields(draft))
-    problems = [f"empty {name}" for name, value in (("title", title), ("description", description), ("content", content)) if not value]
-    for name, value, cap in (("title", title, TITLE_MAX), ("description", description, DESCRIPTION_MAX), ("content", content, CONTENT_MAX)):
+    problems = [
+        f"empty {name}"
+        for name, value in (("title", title), ("description", description), ("content", content))
+        if not value
+    ]
+    for name, value, cap in (
+        ("title", title, TITLE_MAX),
+        ("description", description, DESCRIPTION_MAX),
+        ("content", content, CONTENT_MAX),
+    ):
         if len(value) > cap:
             problems.append(f"{name} is {len(value)} characters (cap {cap})")
     if description and _sentences(description) > 1:
@@ -165,7 +201,11 @@ def format_part(drafts: Any) -> tuple[float, str]:
     score = valid / len(drafts)
     if len(drafts) > MAX_LESSONS_PER_TRAJECTORY:
         score *= MAX_LESSONS_PER_TRAJECTORY / len(drafts)
-    notes = [f"{len(drafts)} lessons, more than the cap of {MAX_LESSONS_PER_TRAJECTORY}"] if len(drafts) > MAX_LESSONS_PER_TRAJECTORY else []
+    notes = (
+        [f"{len(drafts)} lessons, more than the cap of {MAX_LESSONS_PER_TRAJECTORY}"]
+        if len(drafts) > MAX_LESSONS_PER_TRAJECTORY
+        else []
+    )
     notes += [f"lesson {i + 1}: {'; '.join(p)}" for i, p in enumerate(problems) if p]
     return score, "; ".join(notes) or "every lesson is well formed and within the caps"
 
@@ -193,7 +233,11 @@ def cause_part(lessons: Sequence[Lesson], kind: str, cause: str, cause_actions: 
     verbs = sorted({a.split()[0].lower() for a in cause_actions if a.split()})
     verb = _stem_hit(text, verbs)
     score = 0.5 * concept + 0.5 * verb
-    what = {"gold_truncated": "stopping before the task was finished", "gold_step_dropped": "skipping a required step", "gold_step_swapped": "doing steps in the wrong order"}.get(kind, kind)
+    what = {
+        "gold_truncated": "stopping before the task was finished",
+        "gold_step_dropped": "skipping a required step",
+        "gold_step_swapped": "doing steps in the wrong order",
+    }.get(kind, kind)
     missing = []
     if not concept:
         missing.append(f"no lesson names the mistake ({what})")

@@ -30,8 +30,9 @@ defaults.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import dspy
 
@@ -58,10 +59,18 @@ class Defaults:
 
 DEFAULTS: dict[tuple[str, bool], Defaults] = {
     # (target, part of --target all)
-    ("judge", False): Defaults(budget={"gepa": 40, "miprov2": 48, "bootstrap": 16, "labeled": 0}, dev_limit=16, train_limit=32),
-    ("extractors", False): Defaults(budget={"gepa": 20, "miprov2": 20, "bootstrap": 8, "labeled": 0}, dev_limit=8, train_limit=16),
-    ("judge", True): Defaults(budget={"gepa": 18, "miprov2": 24, "bootstrap": 8, "labeled": 0}, dev_limit=10, train_limit=16),
-    ("extractors", True): Defaults(budget={"gepa": 12, "miprov2": 12, "bootstrap": 6, "labeled": 0}, dev_limit=6, train_limit=12),
+    ("judge", False): Defaults(
+        budget={"gepa": 40, "miprov2": 48, "bootstrap": 16, "labeled": 0}, dev_limit=16, train_limit=32
+    ),
+    ("extractors", False): Defaults(
+        budget={"gepa": 20, "miprov2": 20, "bootstrap": 8, "labeled": 0}, dev_limit=8, train_limit=16
+    ),
+    ("judge", True): Defaults(
+        budget={"gepa": 18, "miprov2": 24, "bootstrap": 8, "labeled": 0}, dev_limit=10, train_limit=16
+    ),
+    ("extractors", True): Defaults(
+        budget={"gepa": 12, "miprov2": 12, "bootstrap": 6, "labeled": 0}, dev_limit=6, train_limit=12
+    ),
 }
 
 
@@ -77,7 +86,9 @@ def check(target: str, optimizer: str) -> None:
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
     if target == "extractors" and optimizer == "labeled":
-        raise ValueError("labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): use gepa, miprov2 or bootstrap")
+        raise ValueError(
+            "labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): use gepa, miprov2 or bootstrap"
+        )
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -99,7 +110,9 @@ def plan(optimizer: str, budget: int, n_train: int) -> dict[str, int]:
         raise ValueError(f"budget must be >= 0 metric calls; got {budget}")
     if optimizer == "gepa":
         if budget < 4:
-            raise ValueError(f"gepa needs a budget of at least 4 metric calls (a validation pass and a minibatch); got {budget}")
+            raise ValueError(
+                f"gepa needs a budget of at least 4 metric calls (a validation pass and a minibatch); got {budget}"
+            )
         n_val = _clamp(budget // 4, 2, max(n_train - 1, 1))
         return {"max_metric_calls": budget, "n_val": n_val, "reflection_minibatch_size": 3}
     if optimizer == "miprov2":
@@ -107,8 +120,16 @@ def plan(optimizer: str, budget: int, n_train: int) -> dict[str, int]:
         n_val = _clamp(budget // 5, 2, n_train)
         num_trials = (budget - 2 * n_boot) // n_val - 1
         if num_trials < 1:
-            raise ValueError(f"miprov2 needs a budget of at least {2 * n_boot + 2 * n_val} metric calls here; got {budget}")
-        return {"num_candidates": 3, "num_trials": num_trials, "n_val": n_val, "n_boot": n_boot, "max_metric_calls": 2 * n_boot + n_val * (num_trials + 1)}
+            raise ValueError(
+                f"miprov2 needs a budget of at least {2 * n_boot + 2 * n_val} metric calls here; got {budget}"
+            )
+        return {
+            "num_candidates": 3,
+            "num_trials": num_trials,
+            "n_val": n_val,
+            "n_boot": n_boot,
+            "max_metric_calls": 2 * n_boot + n_val * (num_trials + 1),
+        }
     if optimizer == "bootstrap":
         if budget < 1:
             raise ValueError("bootstrap needs a budget of at least 1 metric call")
@@ -129,7 +150,17 @@ def estimate_seconds(target: str, optimizer: str, budget: int, dev_limit: int) -
 # ---- the recipes ----------------------------------------------------------------------------
 
 
-def run_gepa(student, trainset, *, metric_feedback: Callable, budget: int, reflection_lm=None, seed: int = 0, num_threads: int = 1, **_: Any):
+def run_gepa(
+    student,
+    trainset,
+    *,
+    metric_feedback: Callable,
+    budget: int,
+    reflection_lm=None,
+    seed: int = 0,
+    num_threads: int = 1,
+    **_: Any,
+):
     knobs = plan("gepa", budget, len(trainset))
     train, val = split_train(trainset, knobs["n_val"])
     # Extractors: "all" updates both predictors from one minibatch (a minibatch of successes only
@@ -148,7 +179,18 @@ def run_gepa(student, trainset, *, metric_feedback: Callable, budget: int, refle
     return optimizer.compile(student, trainset=train, valset=val), knobs
 
 
-def run_miprov2(student, trainset, *, metric: Callable, budget: int, metric_threshold: float | None = None, reflection_lm=None, seed: int = 0, num_threads: int = 1, **_: Any):
+def run_miprov2(
+    student,
+    trainset,
+    *,
+    metric: Callable,
+    budget: int,
+    metric_threshold: float | None = None,
+    reflection_lm=None,
+    seed: int = 0,
+    num_threads: int = 1,
+    **_: Any,
+):
     knobs = plan("miprov2", budget, len(trainset))
     boot, val = trainset[: knobs["n_boot"]], trainset[-knobs["n_val"] :]
     optimizer = dspy.MIPROv2(
@@ -176,7 +218,17 @@ def run_miprov2(student, trainset, *, metric: Callable, budget: int, metric_thre
     return compiled, knobs
 
 
-def run_bootstrap(student, trainset, *, metric: Callable, budget: int, metric_threshold: float | None = None, max_demos: int = 1, labeled_demos: int = 0, **_: Any):
+def run_bootstrap(
+    student,
+    trainset,
+    *,
+    metric: Callable,
+    budget: int,
+    metric_threshold: float | None = None,
+    max_demos: int = 1,
+    labeled_demos: int = 0,
+    **_: Any,
+):
     knobs = plan("bootstrap", budget, len(trainset))
     optimizer = dspy.BootstrapFewShot(
         metric=metric,
@@ -199,4 +251,9 @@ def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed:
     return compiled, {**knobs, "max_demos": max_demos}
 
 
-RECIPES: dict[str, Callable] = {"gepa": run_gepa, "miprov2": run_miprov2, "bootstrap": run_bootstrap, "labeled": run_labeled}
+RECIPES: dict[str, Callable] = {
+    "gepa": run_gepa,
+    "miprov2": run_miprov2,
+    "bootstrap": run_bootstrap,
+    "labeled": run_labeled,
+}

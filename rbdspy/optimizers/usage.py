@@ -9,7 +9,8 @@ made by optimizers) appends one history entry with its token usage.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dspy.clients import base_lm
 

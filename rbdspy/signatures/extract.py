@@ -35,4 +35,6 @@ class ExtractFailureLessons(dspy.Signature):
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()
     judge_rationale: str = dspy.InputField(desc="Why the attempt was judged a failure")
-    lessons: list[LessonDraft] = dspy.OutputField(desc="0 to 3 guardrail lessons, each with title, description, content")
+    lessons: list[LessonDraft] = dspy.OutputField(
+        desc="0 to 3 guardrail lessons, each with title, description, content"
+    )

@@ -22,5 +22,9 @@ class JudgeTrajectory(dspy.Signature):
     # The rationale comes first, so the verdict is decoded after the evidence is written down
     # (the paper's judge answers "Thoughts: ... Status: ..."); one field instead of a separate
     # chain-of-thought keeps a small local model's call short.
-    rationale: str = dspy.OutputField(desc="One to three sentences: each requirement and the observation that meets or misses it")
-    verdict: Literal["success", "failure"] = dspy.OutputField(desc="success only if every requirement is verifiably met")
+    rationale: str = dspy.OutputField(
+        desc="One to three sentences: each requirement and the observation that meets or misses it"
+    )
+    verdict: Literal["success", "failure"] = dspy.OutputField(
+        desc="success only if every requirement is verifiably met"
+    )

@@ -7,15 +7,22 @@ from __future__ import annotations
 import dspy
 from dspy.utils import DummyLM
 
-LESSON = {"title": "Check the room first", "description": "When a task starts.", "content": "Look around before acting."}
+LESSON = {
+    "title": "Check the room first",
+    "description": "When a task starts.",
+    "content": "Look around before acting.",
+}
 
 # Dict order decides: the specific calls first, the agent's action last.
 ANSWERS = {
     "fields: `rationale`, then `verdict`": {"rationale": "the goal was met", "verdict": "success"},
     "fields: `rationale`, then `best_index`": {"rationale": "attempt 0 is best", "best_index": 0},
     "fields: `notes`, then `refined_answer`": {"notes": "checked the steps", "refined_answer": "done"},
-    "fields: `title`, then `when_to_use`, then `steps`": {"title": "Explore then act", "when_to_use": "Any search task.",
-                                                           "steps": ["look around", "take the {object}"]},
+    "fields: `title`, then `when_to_use`, then `steps`": {
+        "title": "Explore then act",
+        "when_to_use": "Any search task.",
+        "steps": ["look around", "take the {object}"],
+    },
     "fields: `lessons`": {"lessons": [LESSON]},
     "fields: `action`": {"action": "look around"},
 }

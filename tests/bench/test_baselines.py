@@ -15,13 +15,19 @@ def _agent():
 
 def _env_trajectory(outcome):
     steps = [Step(role="env", content="You are in the kitchen. You see a fridge.")]
-    for action, obs in (("open fridge", "You open the fridge. " + "It is cold. " * 20), ("take apple", "You take the apple.")):
+    for action, obs in (
+        ("open fridge", "You open the fridge. " + "It is cold. " * 20),
+        ("take apple", "You take the apple."),
+    ):
         steps += [Step(role="agent", content=action), Step(role="env", content=obs)]
     return Trajectory(task="Take the apple from the fridge.", steps=steps, outcome=outcome)
 
 
 def test_success_only_does_not_distil_failures(tmp_path, hash_embedder):
-    lm = DummyLM({"fields: `lessons`": {"lessons": [{"title": "T", "description": "D.", "content": "C."}]}}, adapter=dspy.JSONAdapter())
+    lm = DummyLM(
+        {"fields: `lessons`": {"lessons": [{"title": "T", "description": "D.", "content": "C."}]}},
+        adapter=dspy.JSONAdapter(),
+    )
     with MemoryStore(tmp_path / "b", embedder=hash_embedder) as store, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         bank = SuccessOnlyBank(agent=_agent(), store=store, compiled=None)
         assert bank.ingest(_env_trajectory(False), outcome=False).memories_added == []
@@ -46,7 +52,11 @@ def test_exemplar_keeps_the_end_when_capped():
 
 
 def test_workflow_memory_induces_a_workflow_from_successes_only(tmp_path, hash_embedder):
-    answer = {"title": "Fetch from a container", "when_to_use": "Tasks that ask to take an item.", "steps": ["open the {container}", "take the {item}"]}
+    answer = {
+        "title": "Fetch from a container",
+        "when_to_use": "Tasks that ask to take an item.",
+        "steps": ["open the {container}", "take the {item}"],
+    }
     lm = DummyLM({"fields: `title`, then `when_to_use`, then `steps`": answer}, adapter=dspy.JSONAdapter())
     with MemoryStore(tmp_path / "b", embedder=hash_embedder) as store, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         memory = WorkflowMemory(agent=_agent(), store=store, compiled=None)

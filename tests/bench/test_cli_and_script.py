@@ -25,11 +25,41 @@ def captured(monkeypatch):
 
 
 def test_bench_command_threads_its_options(captured, tmp_path):
-    result = CliRunner().invoke(app, ["bench", "--arms", "matts,success-only", "--tasks", "9", "--seed", "3", "--max-steps", "5",
-                                      "--out", str(tmp_path), "--resume", "--uncompiled", "--lm", "openai/x"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "--arms",
+            "matts,success-only",
+            "--tasks",
+            "9",
+            "--seed",
+            "3",
+            "--max-steps",
+            "5",
+            "--out",
+            str(tmp_path),
+            "--resume",
+            "--uncompiled",
+            "--lm",
+            "openai/x",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert captured["arms"] == ["no-memory", "reasoningbank", "matts-parallel-k3", "matts-sequential-k3", "success-only"]
-    assert (captured["n_tasks"], captured["seed"], captured["max_steps"], captured["resume"], captured["compiled"]) == (9, 3, 5, True, False)
+    assert captured["arms"] == [
+        "no-memory",
+        "reasoningbank",
+        "matts-parallel-k3",
+        "matts-sequential-k3",
+        "success-only",
+    ]
+    assert (captured["n_tasks"], captured["seed"], captured["max_steps"], captured["resume"], captured["compiled"]) == (
+        9,
+        3,
+        5,
+        True,
+        False,
+    )
     assert captured["args"] == ("lm:openai/x", "emb:None", tmp_path) and captured["lm_name"] == "openai/x"
 
 
@@ -40,8 +70,10 @@ def test_bench_command_defaults_and_smoke(captured):
     assert captured["arms"] == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
 
 
-@pytest.mark.parametrize("argv, hint", [(["--arms", "magic"], "unknown arm"), (["--env", "atari"], "atari"),
-                                        (["--resume"], "--resume needs --out")])
+@pytest.mark.parametrize(
+    "argv, hint",
+    [(["--arms", "magic"], "unknown arm"), (["--env", "atari"], "atari"), (["--resume"], "--resume needs --out")],
+)
 def test_bench_command_refuses_bad_options(captured, argv, hint):
     result = CliRunner().invoke(app, ["bench", *argv])
     assert result.exit_code != 0 and hint in result.output

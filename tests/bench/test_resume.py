@@ -17,8 +17,19 @@ N, STEPS = 4, 2
 
 
 def _run(env, out, embedder, **options):
-    return run_bench(scripted_lm(), embedder, out, arms=ARMS, n_tasks=N, max_steps=STEPS, environment=env, mlflow=False,
-                     console=Console(file=open("/dev/null", "w")), n_resamples=200, **options)
+    return run_bench(
+        scripted_lm(),
+        embedder,
+        out,
+        arms=ARMS,
+        n_tasks=N,
+        max_steps=STEPS,
+        environment=env,
+        mlflow=False,
+        console=Console(file=open("/dev/null", "w")),
+        n_resamples=200,
+        **options,
+    )
 
 
 def _cut(path, keep, torn=False):
@@ -58,8 +69,19 @@ def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, h
 def test_resume_can_add_an_arm_to_a_finished_run(demo_env, tmp_path, hash_embedder):
     out = tmp_path / "run"
     _run(demo_env, out, hash_embedder)
-    results = run_bench(scripted_lm(), hash_embedder, out, arms="reasoningbank-oracle", n_tasks=N, max_steps=STEPS, environment=demo_env,
-                        mlflow=False, resume=True, console=Console(file=open("/dev/null", "w")), n_resamples=200)
+    results = run_bench(
+        scripted_lm(),
+        hash_embedder,
+        out,
+        arms="reasoningbank-oracle",
+        n_tasks=N,
+        max_steps=STEPS,
+        environment=demo_env,
+        mlflow=False,
+        resume=True,
+        console=Console(file=open("/dev/null", "w")),
+        n_resamples=200,
+    )
     assert list(results["arms"]) == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
     assert json.loads((out / "config.json").read_text())["config"]["arms"] == list(results["arms"])
 

@@ -28,8 +28,17 @@ def smoke_run(demo_env, tmp_path_factory):
         from rbdspy.memory.embedders import HashEmbedder
 
         console = Console(record=True, width=220)
-        results = run_bench(scripted_lm(), HashEmbedder(dim=64), out, arms="all", smoke=True, environment=demo_env,
-                            lm_name="dummy", console=console, n_resamples=500)
+        results = run_bench(
+            scripted_lm(),
+            HashEmbedder(dim=64),
+            out,
+            arms="all",
+            smoke=True,
+            environment=demo_env,
+            lm_name="dummy",
+            console=console,
+            n_resamples=500,
+        )
     finally:
         if old is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
@@ -52,12 +61,12 @@ def test_every_arm_plays_the_same_stream(smoke_run):
 def test_lm_calls_are_counted_per_task(smoke_run):
     *_, records, _ = smoke_run
     calls = lambda arm: {r["lm_calls"] - r["steps"] for r in records[arm]}  # noqa: E731  (calls beyond the agent's steps)
-    assert calls("no-memory") == {0}                # the agent only
-    assert calls("reasoningbank") == {2}            # + judge + extractor
-    assert calls("reasoningbank-oracle") == {1}     # environment label: no judge
-    assert calls("success-only") == {2}             # the scripted judge says success, so it extracts
-    assert calls("trajectory-memory") == {1}        # judge; the exemplar needs no LM
-    assert calls("workflow-memory") == {2}          # judge + induction
+    assert calls("no-memory") == {0}  # the agent only
+    assert calls("reasoningbank") == {2}  # + judge + extractor
+    assert calls("reasoningbank-oracle") == {1}  # environment label: no judge
+    assert calls("success-only") == {2}  # the scripted judge says success, so it extracts
+    assert calls("trajectory-memory") == {1}  # judge; the exemplar needs no LM
+    assert calls("workflow-memory") == {2}  # judge + induction
     # parallel: 3 rollouts x steps + 3 judges + selector + contrast
     assert {r["lm_calls"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS + 3 + 1 + 1}
     assert {r["env_actions"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS}
@@ -67,12 +76,14 @@ def test_lm_calls_are_counted_per_task(smoke_run):
 
 def test_memory_is_written_and_retrieved_from_an_empty_bank(smoke_run):
     *_, records, _ = smoke_run
-    assert all(r["memories_added"] == 0 and r["memories_used"] == 0 and r["verdict"] is None for r in records["no-memory"])
+    assert all(
+        r["memories_added"] == 0 and r["memories_used"] == 0 and r["verdict"] is None for r in records["no-memory"]
+    )
     for arm, k in (("reasoningbank", 1), ("reasoningbank-k2", 2), ("reasoningbank-k3", 3)):
         rows = records[arm]
         assert [r["bank_size"] for r in rows] == list(range(1, SMOKE_TASKS + 1))  # one lesson per task, from empty
         assert [r["memories_used"] for r in rows] == [min(k, i) for i in range(SMOKE_TASKS)]
-    assert {r["verdict"] for r in records["reasoningbank"]} == {"success"}       # the judge's (scripted) label
+    assert {r["verdict"] for r in records["reasoningbank"]} == {"success"}  # the judge's (scripted) label
     assert {r["verdict"] for r in records["reasoningbank-oracle"]} == {"failure"}  # the environment's
 
 
@@ -96,8 +107,11 @@ def test_mlflow_has_a_parent_run_with_a_child_per_arm(smoke_run):
     mlflow.set_tracking_uri(uri)
     parent = mlflow.get_run(results["mlflow_run_id"])
     assert parent.data.params["env"] == "twx" and parent.data.tags["rbdspy.kind"] == "bench"
-    children = mlflow.search_runs(experiment_ids=[parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'",
-                                  output_format="list")
+    children = mlflow.search_runs(
+        experiment_ids=[parent.info.experiment_id],
+        filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'",
+        output_format="list",
+    )
     assert sorted(c.data.params["arm"] for c in children) == sorted(records)
     child = next(c for c in children if c.data.params["arm"] == "reasoningbank")
     assert child.data.metrics["memories_written"] == SMOKE_TASKS
@@ -123,5 +137,11 @@ def test_matts_scaling_arms_build_the_k_they_name(mode, tmp_path):
     from rbdspy.memory.embedders import HashEmbedder
 
     for k in (1, 2, 3):
-        program = ARMS[f"matts-{mode}-k{k}"].build(BuildContext(agent=dspy.Predict("task, memory -> answer"), store=MemoryStore(tmp_path / f"{mode}{k}", HashEmbedder(dim=8)), compiled=None))
+        program = ARMS[f"matts-{mode}-k{k}"].build(
+            BuildContext(
+                agent=dspy.Predict("task, memory -> answer"),
+                store=MemoryStore(tmp_path / f"{mode}{k}", HashEmbedder(dim=8)),
+                compiled=None,
+            )
+        )
         assert (program.k, program.mode) == (k, mode)

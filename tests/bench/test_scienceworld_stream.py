@@ -14,12 +14,25 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
     from rbdspy.memory.embedders import HashEmbedder
 
     out = tmp_path / "run"
-    results = run_bench(scripted_lm(), HashEmbedder(dim=64), out, env="scienceworld", arms="no-memory,reasoningbank", smoke=True,
-                        environment=sw_demo_env, lm_name="dummy", console=Console(record=True), mlflow=False, n_resamples=200)
+    results = run_bench(
+        scripted_lm(),
+        HashEmbedder(dim=64),
+        out,
+        env="scienceworld",
+        arms="no-memory,reasoningbank",
+        smoke=True,
+        environment=sw_demo_env,
+        lm_name="dummy",
+        console=Console(record=True),
+        mlflow=False,
+        n_resamples=200,
+    )
     records = {arm: read_records(arm_path(out, arm)) for arm in results["arms"]}
 
     streams = {arm: [(r["index"], r["task_id"], r["phase"]) for r in rows] for arm, rows in records.items()}
-    assert streams["no-memory"] == streams["reasoningbank"] and len(streams["no-memory"]) == results["config"]["n_tasks"]
+    assert (
+        streams["no-memory"] == streams["reasoningbank"] and len(streams["no-memory"]) == results["config"]["n_tasks"]
+    )
     for _, task_id, phase in streams["no-memory"]:
         assert task_id.split("/")[0] == "scienceworld" and task_id.split("/")[1] in SW_DEMO_TYPES
         assert f"/{'train' if phase == 'build' else 'dev'}/" in task_id

@@ -35,7 +35,10 @@ def test_seeded_and_reproducible():
     a, b = [1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 0, 1]
     assert paired_bootstrap(a, b, seed=7) == paired_bootstrap(a, b, seed=7)
     # the seed, not chance, decides the resamples: another seed draws others
-    assert paired_bootstrap(a, b, seed=0, n_resamples=200)["p_le_zero"] != paired_bootstrap(a, b, seed=1, n_resamples=200)["p_le_zero"]
+    assert (
+        paired_bootstrap(a, b, seed=0, n_resamples=200)["p_le_zero"]
+        != paired_bootstrap(a, b, seed=1, n_resamples=200)["p_le_zero"]
+    )
 
 
 @pytest.mark.parametrize("a, b, match", [([1, 0], [1], "same length"), ([], [], "at least one pair")])
@@ -47,14 +50,30 @@ def test_bad_input_is_named(a, b, match):
 
 
 def _record(index, phase, success, **extra):
-    row = {"index": index, "phase": phase, "success": success, "score": float(success), "steps": 3 if success else 8,
-           "lm_calls": 10, "prompt_tokens": 100, "completion_tokens": 20, "memories_added": 1, "memories_used": 1, "wall_s": 2.0}
+    row = {
+        "index": index,
+        "phase": phase,
+        "success": success,
+        "score": float(success),
+        "steps": 3 if success else 8,
+        "lm_calls": 10,
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "memories_added": 1,
+        "memories_used": 1,
+        "wall_s": 2.0,
+    }
     return {**row, **extra}
 
 
 def test_summary_separates_measured_from_build_tasks():
-    rows = [_record(0, "build", True), _record(1, "build", False), _record(2, "measure", False), _record(3, "measure", False),
-            _record(4, "measure", True, error="boom")]
+    rows = [
+        _record(0, "build", True),
+        _record(1, "build", False),
+        _record(2, "measure", False),
+        _record(3, "measure", False),
+        _record(4, "measure", True, error="boom"),
+    ]
     s = summarise(rows)
     assert s["success_rate"] == pytest.approx(2 / 5) and s["success_rate_measured"] == pytest.approx(1 / 3)
     assert s["success_rate_build"] == 0.5

@@ -35,7 +35,10 @@ class SequenceEnv(EnvironmentBase):
 
     def tasks(self, split, task_types=None, limit=None):
         split = self._check_split(split)
-        groups = [[TaskRef(env=self.name, task_type=t, split=split, variation=v) for v in SPLIT_VARIATIONS[split]] for t in self._check_types(task_types)]
+        groups = [
+            [TaskRef(env=self.name, task_type=t, split=split, variation=v) for v in SPLIT_VARIATIONS[split]]
+            for t in self._check_types(task_types)
+        ]
         return interleave(groups, limit)
 
     def _required(self):
@@ -48,7 +51,11 @@ class SequenceEnv(EnvironmentBase):
         self.current = self._task(task)
         self.progress = self.moves = 0
         self.resets += 1
-        return Observation(text=f"You are in room {self.current.variation}.", task_description=self.describe(self.current), admissible=self.admissible_actions() if admissible else [])
+        return Observation(
+            text=f"You are in room {self.current.variation}.",
+            task_description=self.describe(self.current),
+            admissible=self.admissible_actions() if admissible else [],
+        )
 
     def step(self, action, *, admissible=True):
         assert self.current is not None, "reset first"
@@ -61,7 +68,14 @@ class SequenceEnv(EnvironmentBase):
             obs, valid = f"Done: {action}.", True
         else:
             obs, valid = "Nothing happens.", True
-        return StepResult(observation=obs, score=self.score, done=self.done, won=self.success, valid=valid, admissible=self.admissible_actions() if admissible else [])
+        return StepResult(
+            observation=obs,
+            score=self.score,
+            done=self.done,
+            won=self.success,
+            valid=valid,
+            admissible=self.admissible_actions() if admissible else [],
+        )
 
     @property
     def done(self):

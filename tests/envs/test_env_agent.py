@@ -50,7 +50,12 @@ def test_scripted_episode_succeeds_and_records_an_invalid_action(fake_env):
     invalid = [s for s in traj.steps if s.role == "env" and s.metadata.get("valid") is False]
     assert len(invalid) == 1 and "No known action" in invalid[0].content
     meta = traj.metadata
-    assert meta["invalid_actions"] == 1 and meta["n_steps"] == 5 and meta["stopped"] == "done" and meta["task_id"] == TASK_ID
+    assert (
+        meta["invalid_actions"] == 1
+        and meta["n_steps"] == 5
+        and meta["stopped"] == "done"
+        and meta["task_id"] == TASK_ID
+    )
     assert traj.task == agent.describe(TASK_ID)
 
 
@@ -75,7 +80,9 @@ def test_an_lm_error_is_recorded_and_wastes_one_step(fake_env):
 def test_prompt_is_windowed_and_carries_memory(fake_env):
     lm = scripted("look around", "wait", "wait", "take lamp")
     dspy.configure(lm=lm)
-    EnvAgent(fake_env, max_steps=4, history_window=1)(task="light the lamp", task_id=TASK_ID, memory="<<<MEMORY lesson MEMORY>>>")
+    EnvAgent(fake_env, max_steps=4, history_window=1)(
+        task="light the lamp", task_id=TASK_ID, memory="<<<MEMORY lesson MEMORY>>>"
+    )
     last_prompt = lm.history[-1]["messages"][-1]["content"]
     assert "<<<MEMORY lesson MEMORY>>>" in last_prompt
     assert last_prompt.count("> wait") == 1 and "> look around" not in last_prompt  # window of one step

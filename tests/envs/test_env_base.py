@@ -1,8 +1,8 @@
 """TaskRef ids, task listing and `play` on the pure-Python environment."""
 
 import pytest
-
 from envs_testing import SequenceEnv
+
 from rbdspy.envs import Environment, TaskRef, actions_of, make_env, play
 
 
@@ -10,14 +10,21 @@ def test_task_id_round_trips():
     ref = TaskRef(env="scienceworld", task_type="boil", split="train", variation=3)
     assert ref.id == "scienceworld/boil/train/3" == str(ref)
     assert TaskRef.parse(ref.id) == ref
-    with_params = TaskRef(env="twx", task_type="cookingworld", split="dev", variation=10003, params="numLocations=3,includeDoors=0")
+    with_params = TaskRef(
+        env="twx", task_type="cookingworld", split="dev", variation=10003, params="numLocations=3,includeDoors=0"
+    )
     assert with_params.id == "twx/cookingworld/dev/10003?numLocations=3,includeDoors=0"
     assert TaskRef.parse(with_params.id) == with_params
 
 
 @pytest.mark.parametrize(
     ("bad", "message"),
-    [("boil", "must look like"), ("sw/boil/holdout/3", "split 'holdout'"), ("sw/boil/train/x", "variation 'x'"), ("", "non-empty")],
+    [
+        ("boil", "must look like"),
+        ("sw/boil/holdout/3", "split 'holdout'"),
+        ("sw/boil/train/x", "variation 'x'"),
+        ("", "non-empty"),
+    ],
 )
 def test_bad_task_ids_name_the_problem(bad, message):
     with pytest.raises(ValueError, match=message):
@@ -49,7 +56,9 @@ def test_play_builds_a_ground_truth_trajectory(fake_env):
     # play stops at done: the trailing "wait" after the win is not played
     assert actions_of(traj) == fake_env.gold_path(ref)
     meta = traj.metadata
-    assert meta["env"] == "fake" and meta["task_id"] == ref.id and meta["task_type"] == "lamp" and meta["split"] == "train"
+    assert (
+        meta["env"] == "fake" and meta["task_id"] == ref.id and meta["task_type"] == "lamp" and meta["split"] == "train"
+    )
     assert meta["final_score"] == 1.0 and meta["n_steps"] == 4
 
     failed = play(fake_env, ref.id, fake_env.gold_path(ref)[:-1])

@@ -33,6 +33,12 @@ def test_env_bench_agent_rows_count_steps_and_successes():
     spec.loader.exec_module(module)
     with open_demo_env("twx") as env:
         gold = env.gold_path(demo_tasks(env, 1)[0])
-    row = module.bench_agent("twx", "scripted", episodes=1, max_steps=6, lm=DummyLM([{"action": a} for a in gold], adapter=dspy.JSONAdapter()))
+    row = module.bench_agent(
+        "twx",
+        "scripted",
+        episodes=1,
+        max_steps=6,
+        lm=DummyLM([{"action": a} for a in gold], adapter=dspy.JSONAdapter()),
+    )
     assert row["episodes"] == 1 and row["steps"] == len(gold) and row["success"] == 1.0
     assert row["s_per_step"] > 0 and "| twx | scripted | 1 | 6 |" in module._agent_table([row])

@@ -2,8 +2,8 @@
 
 import dspy
 import pytest
-
 from envs_testing import SequenceEnv
+
 from rbdspy.envs import EnvAgent, build_dataset, load_records, play
 from rbdspy.envs import builder as builder_module
 
@@ -32,7 +32,17 @@ def test_deterministic_given_the_seed(tmp_path):
 
 def test_harmless_perturbations_are_discarded_and_counted(tmp_path, fake_env):
     # Only swaps: in "box", swapping "take key"/"wait" or "wait"/"open door" still wins.
-    report = build_dataset(fake_env, "dev", 4, tmp_path / "d.jsonl", seed=0, progress=False, task_types=["box"], perturbations=["gold_step_swapped"], max_attempts=10)
+    report = build_dataset(
+        fake_env,
+        "dev",
+        4,
+        tmp_path / "d.jsonl",
+        seed=0,
+        progress=False,
+        task_types=["box"],
+        perturbations=["gold_step_swapped"],
+        max_attempts=10,
+    )
     assert report.failures >= 1
     assert report.discarded.get("perturbation_still_succeeds", 0) >= 1
     assert all(r.kind in ("gold", "gold_step_swapped") for r in load_records(tmp_path / "d.jsonl"))
@@ -79,7 +89,9 @@ def test_real_environments(tmp_path, twx_env, sw_env):
     twx = build_dataset(twx_env, "dev", 8, tmp_path / "twx.jsonl", seed=0, progress=False)
     assert twx.written == 8 and twx.successes == twx.failures == 4
     assert len({r.task_type for r in load_records(tmp_path / "twx.jsonl")}) == 4
-    sw = build_dataset(sw_env, "train", 2, tmp_path / "sw.jsonl", seed=0, progress=False, task_types=["lifespan-longest-lived"])
+    sw = build_dataset(
+        sw_env, "train", 2, tmp_path / "sw.jsonl", seed=0, progress=False, task_types=["lifespan-longest-lived"]
+    )
     assert sw.written == 2 and sw.successes == sw.failures == 1
     for record in load_records(tmp_path / "sw.jsonl"):
         assert play(sw_env, record.task_id, record.actions).outcome is record.success

@@ -8,7 +8,15 @@ from rbdspy.envs import Cause, LabelledTrajectory, load_records, play, write_rec
 def _records(env):
     ref = env.tasks("train", ["box"])[0]
     gold = env.gold_path(ref)
-    ok = LabelledTrajectory(trajectory=play(env, ref, gold), label="success", kind="gold", env="fake", task_id=ref.id, task_type="box", split="train")
+    ok = LabelledTrajectory(
+        trajectory=play(env, ref, gold),
+        label="success",
+        kind="gold",
+        env="fake",
+        task_id=ref.id,
+        task_type="box",
+        split="train",
+    )
     cut = LabelledTrajectory(
         trajectory=play(env, ref, gold[:2]),
         label="failure",

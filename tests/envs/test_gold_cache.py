@@ -15,7 +15,9 @@ def test_round_trip_sorted(tmp_path):
     assert path.read_text().index("train/1") < path.read_text().index("train/2")
 
 
-@pytest.mark.parametrize(("text", "message"), [("{oops", "not valid JSON"), ('{"a": "not a list"}', "must map task ids")])
+@pytest.mark.parametrize(
+    ("text", "message"), [("{oops", "not valid JSON"), ('{"a": "not a list"}', "must map task ids")]
+)
 def test_bad_files_say_what_to_do(tmp_path, text, message):
     path = tmp_path / "gold.json"
     path.write_text(text)

@@ -52,10 +52,24 @@ def test_keeps_sensible_state_valid_actions_and_appends_templates():
     concrete = actions[: -len(TEMPLATE_HINTS)]
     assert actions[-len(TEMPLATE_HINTS) :] == list(TEMPLATE_HINTS)
     assert concrete[:3] == ["look around", "inventory", "task"]
-    for kept in ["go to hallway", "open door to hallway", "pick up metal pot", "put down thermometer", "focus on metal pot",
-                 "move thermometer to stove", "use thermometer on metal pot", "connect wire terminal 1 to wire terminal 2"]:
+    for kept in [
+        "go to hallway",
+        "open door to hallway",
+        "pick up metal pot",
+        "put down thermometer",
+        "focus on metal pot",
+        "move thermometer to stove",
+        "use thermometer on metal pot",
+        "connect wire terminal 1 to wire terminal 2",
+    ]:
         assert kept in concrete, kept
-    for dropped in ["pick up table", "focus on kitchen", "move metal pot to stove", "move thermometer to kitchen", "connect metal pot to stove"]:
+    for dropped in [
+        "pick up table",
+        "focus on kitchen",
+        "move metal pot to stove",
+        "move thermometer to kitchen",
+        "connect metal pot to stove",
+    ]:
         assert dropped not in concrete, dropped
     # devices before furniture as a destination
     assert concrete.index("move thermometer to stove") < concrete.index("move thermometer to table")

@@ -9,7 +9,9 @@ from rbdspy.envs import TaskRef, play
 
 def test_every_game_gold_path_succeeds_and_truncation_fails(twx_env):
     games = twx_env.task_types()
-    assert {"cookingworld", "twc", "coin", "mapreader", "arithmetic", "sorting", "simonsays", "peckingorder"} <= set(games)
+    assert {"cookingworld", "twc", "coin", "mapreader", "arithmetic", "sorting", "simonsays", "peckingorder"} <= set(
+        games
+    )
     for ref in twx_env.tasks("train", limit=len(games)):
         gold = twx_env.gold_path(ref)
         won = play(twx_env, ref, gold)

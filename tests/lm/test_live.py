@@ -81,8 +81,10 @@ def test_two_threads_and_an_async_call(fast_lm):
         except Exception as exc:  # surfaced below, with the thread's error
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(text,)) for text in
-               (REVIEW, "One star. It broke after a day and leaked everywhere. Awful.")]
+    threads = [
+        threading.Thread(target=work, args=(text,))
+        for text in (REVIEW, "One star. It broke after a day and leaked everywhere. Awful.")
+    ]
     for t in threads:
         t.start()
 

@@ -34,8 +34,12 @@ class FakeServer:
         return {
             "id": "chatcmpl-1",
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57,
-                      "prompt_tokens_details": {"cached_tokens": 40}},
+            "usage": {
+                "prompt_tokens": 50,
+                "completion_tokens": 7,
+                "total_tokens": 57,
+                "prompt_tokens_details": {"cached_tokens": 40},
+            },
             "timings": {"prompt_n": 10, "prompt_ms": 100.0, "predicted_n": 7, "predicted_ms": 70.0, "cache_n": 40},
         }
 
@@ -43,8 +47,13 @@ class FakeServer:
 def make(reply="hello", *, callbacks=True, **lm_kwargs):
     server = FakeServer(reply)
     engine = LlamaEngine("local-fast", server=server)
-    lm = dspy.LM(MODEL, engine=engine, async_engine=AsyncLlamaEngine(engine),
-                 callbacks=[RolloutSeedCallback()] if callbacks else None, **lm_kwargs)
+    lm = dspy.LM(
+        MODEL,
+        engine=engine,
+        async_engine=AsyncLlamaEngine(engine),
+        callbacks=[RolloutSeedCallback()] if callbacks else None,
+        **lm_kwargs,
+    )
     return lm, server
 
 
@@ -92,10 +101,13 @@ def test_engine_sampling_defaults_and_request_extensions():
 def test_response_format_json_schema_and_json_object():
     engine = LlamaEngine("local-fast", server=FakeServer())
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    body = engine.build_body(request(response_format={"type": "json_schema", "name": "Out", "schema": schema,
-                                                       "strict": True}))
-    assert body["response_format"] == {"type": "json_schema",
-                                       "json_schema": {"name": "Out", "schema": schema, "strict": True}}
+    body = engine.build_body(
+        request(response_format={"type": "json_schema", "name": "Out", "schema": schema, "strict": True})
+    )
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "Out", "schema": schema, "strict": True},
+    }
     body = engine.build_body(request(response_format={"type": "json_object"}))
     assert body["response_format"] == {"type": "json_object"}
 
@@ -200,13 +212,16 @@ def test_async_call_carries_the_rollout_id():
 # — replies —
 
 
-@pytest.mark.parametrize("text, json_mode, expected", [
-    ('```json\n{"a": 1}\n```', False, '{"a": 1}'),
-    ('```\n{"a": 1}\n```\n', False, '{"a": 1}'),
-    ('Here it is:\n```json\n{"a": 1}\n```', True, '{"a": 1}'),
-    ('Here it is:\n```json\n{"a": 1}\n```', False, 'Here it is:\n```json\n{"a": 1}\n```'),
-    ("[[ ## label ## ]]\ngood", False, "[[ ## label ## ]]\ngood"),
-])
+@pytest.mark.parametrize(
+    "text, json_mode, expected",
+    [
+        ('```json\n{"a": 1}\n```', False, '{"a": 1}'),
+        ('```\n{"a": 1}\n```\n', False, '{"a": 1}'),
+        ('Here it is:\n```json\n{"a": 1}\n```', True, '{"a": 1}'),
+        ('Here it is:\n```json\n{"a": 1}\n```', False, 'Here it is:\n```json\n{"a": 1}\n```'),
+        ("[[ ## label ## ]]\ngood", False, "[[ ## label ## ]]\ngood"),
+    ],
+)
 def test_strip_fences(text, json_mode, expected):
     assert strip_fences(text, json_mode=json_mode) == expected
 
@@ -238,8 +253,13 @@ def test_response_keeps_llama_timings():
 
 
 def test_context_overflow_raises_with_the_server_message():
-    error = {"error": {"code": 400, "type": "exceed_context_size_error",
-                       "message": "request (9030 tokens) exceeds the available context size (8192 tokens)"}}
+    error = {
+        "error": {
+            "code": 400,
+            "type": "exceed_context_size_error",
+            "message": "request (9030 tokens) exceeds the available context size (8192 tokens)",
+        }
+    }
     engine = LlamaEngine("local-fast", server=FakeServer(error))
     with pytest.raises(ContextLengthError, match="9030 tokens"):
         engine.complete(request())

@@ -23,8 +23,15 @@ GOOD_SHA = hashlib.sha256(b"".join(PARTS)).hexdigest()
 
 
 def _fake_model(sha256=GOOD_SHA):
-    return ModelFile(spec="fake", name="fake-model", filename="fake.gguf", package_prefix="rbdspy-fake-part",
-                     version="1.0.0", parts=len(PARTS), sha256=sha256)
+    return ModelFile(
+        spec="fake",
+        name="fake-model",
+        filename="fake.gguf",
+        package_prefix="rbdspy-fake-part",
+        version="1.0.0",
+        parts=len(PARTS),
+        sha256=sha256,
+    )
 
 
 @pytest.fixture
@@ -155,8 +162,12 @@ def site(tmp_path, monkeypatch):
 
 
 def test_locate_part_reads_the_distribution_record(site):
-    _install_fake_dist(site, "rbdspy-fake-part3", "1.0.0",
-                       {"rbdspy_fake_part3/__init__.py": b"", "rbdspy_fake_part3/data/part03.bin": b"xyz"})
+    _install_fake_dist(
+        site,
+        "rbdspy-fake-part3",
+        "1.0.0",
+        {"rbdspy_fake_part3/__init__.py": b"", "rbdspy_fake_part3/data/part03.bin": b"xyz"},
+    )
     path = locate_part("rbdspy-fake-part3", "1.0.0")
     assert path.read_bytes() == b"xyz" and os.path.isabs(path)
 

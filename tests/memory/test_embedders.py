@@ -34,7 +34,11 @@ def test_hash_embedder_is_stable_across_processes():
 
 def test_hash_embedder_shared_words_are_closer(hash_embedder):
     query, near, far = hash_embedder(
-        ["open the locked red door with a key", "find the key to open the red door", "bake a chocolate cake in the oven"]
+        [
+            "open the locked red door with a key",
+            "find the key to open the red door",
+            "bake a chocolate cake in the oven",
+        ]
     )
     assert cosine(query, near) > cosine(query, far) + 0.2
     assert cosine(query, query) == pytest.approx(1.0, abs=1e-6)
@@ -80,7 +84,9 @@ def test_as_embedder_adapts_dspy_embedder():
     embedder = as_embedder(dspy.Embedder(encode, caching=False))
     assert embedder.name.endswith("encode")  # named from dspy.Embedder.model
     assert embedder(["one", "two"]).shape == (2, 4) and embedder.dim == 4
-    assert as_embedder(dspy.Embedder(encode), name="openai/text-embedding-3-small").name == "openai/text-embedding-3-small"
+    assert (
+        as_embedder(dspy.Embedder(encode), name="openai/text-embedding-3-small").name == "openai/text-embedding-3-small"
+    )
 
 
 def test_as_embedder_errors():

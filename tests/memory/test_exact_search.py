@@ -57,7 +57,10 @@ class Bank:
         self.live: list[bool] = []
 
     def add(self, task: np.ndarray, own: np.ndarray, scopes: list[str | None], batch: int = 500) -> None:
-        items = [MemoryItem(title=f"t{len(self.items) + i}", description="d", content="c", scope=s) for i, s in enumerate(scopes)]
+        items = [
+            MemoryItem(title=f"t{len(self.items) + i}", description="d", content="c", scope=s)
+            for i, s in enumerate(scopes)
+        ]
         for start in range(0, len(items), batch):
             end = start + batch
             self.store.add_embedded(items[start:end], task[start:end], own[start:end])
@@ -92,7 +95,9 @@ class Bank:
                 approx = vectors[key].astype(np.float16).astype(np.float64) @ unit
                 for scope in SCOPES:
                     for k in ks:
-                        got = [(item.id, score) for item, score in store.search_vector(query, k=k, scope=scope, key=key)]
+                        got = [
+                            (item.id, score) for item, score in store.search_vector(query, k=k, scope=scope, key=key)
+                        ]
                         want = self.expected(reference[key], k, scope)
                         assert got == want, (key, scope, k)
                         by_approx = self.expected(list(approx), k, scope)
@@ -109,7 +114,9 @@ def bank(tmp_path):
     own = _clustered(rng, clusters=25, members=30, spread=1e-3, singles=1500)
     order = rng.permutation(len(task))  # clusters spread over the insertion order
     task, own = task[order], own[order]
-    scopes = list(rng.choice(np.array(["big", "mid", "small", ""], dtype=object), size=len(task), p=[0.55, 0.25, 0.1, 0.1]))
+    scopes = list(
+        rng.choice(np.array(["big", "mid", "small", ""], dtype=object), size=len(task), p=[0.55, 0.25, 0.1, 0.1])
+    )
     scopes = [s or None for s in scopes]
     bank.add(task, own, scopes)
     # exact ties: copies of some rows, added later (higher row ids), some in other scopes
@@ -160,7 +167,12 @@ def test_float16_score_error_stays_within_the_bound():
     rounding errors add up."""
     rng = np.random.default_rng(3)
     dim = 384
-    rows = [rng.standard_normal(dim), np.eye(dim)[0], np.full(dim, 1.0), rng.standard_normal(dim) * 1e-4 + np.eye(dim)[5]]
+    rows = [
+        rng.standard_normal(dim),
+        np.eye(dim)[0],
+        np.full(dim, 1.0),
+        rng.standard_normal(dim) * 1e-4 + np.eye(dim)[5],
+    ]
     spiky = rng.standard_normal(dim) * 1e-6
     spiky[:3] = 1.0
     rows.append(spiky)

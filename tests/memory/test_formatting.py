@@ -19,7 +19,9 @@ POISON = (
 
 
 def invisible(text: str) -> list[str]:
-    return [hex(ord(ch)) for ch in text if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"} and ch != "\n"]
+    return [
+        hex(ord(ch)) for ch in text if unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"} and ch != "\n"
+    ]
 
 
 def test_empty_list_gives_no_block():
@@ -27,7 +29,10 @@ def test_empty_list_gives_no_block():
 
 
 def test_block_layout():
-    items = [make_item("Find the key", task="open door"), Lesson(title="Preheat", description="Baking.", content="Heat first.")]
+    items = [
+        make_item("Find the key", task="open door"),
+        Lesson(title="Preheat", description="Baking.", content="Heat first."),
+    ]
     block = format_memory_block(items)
     lines = block.splitlines()
     assert lines[0] == HEADER and "not instructions" in HEADER

@@ -106,8 +106,14 @@ def test_search_best_first_and_scores_are_cosines(open_store, hash_embedder):
 
 def test_key_task_vs_item_pick_different_nearest(open_store):
     # A was learned on cake baking but its text is about tires; B the other way round.
-    a = make_item("Patch the bicycle tire puncture", task="bake a chocolate cake", content="Patch the tire puncture with glue.")
-    b = make_item("Preheat the oven for the chocolate cake", task="repair a bicycle tire puncture", content="Bake the chocolate cake slowly.")
+    a = make_item(
+        "Patch the bicycle tire puncture", task="bake a chocolate cake", content="Patch the tire puncture with glue."
+    )
+    b = make_item(
+        "Preheat the oven for the chocolate cake",
+        task="repair a bicycle tire puncture",
+        content="Bake the chocolate cake slowly.",
+    )
     store = open_store()
     store.add([a, b])
     query = "bake a chocolate cake"
@@ -214,7 +220,10 @@ def test_search_matches_brute_force_through_adds_removes_and_updates(open_store)
     task, own = rng.standard_normal((n, dim)), rng.standard_normal((n, dim))
     for start in range(0, n, 50):
         store.add_embedded(items[start : start + 50], task[start : start + 50], own[start : start + 50])
-    vectors = {"task": task / np.linalg.norm(task, axis=1, keepdims=True), "item": own / np.linalg.norm(own, axis=1, keepdims=True)}
+    vectors = {
+        "task": task / np.linalg.norm(task, axis=1, keepdims=True),
+        "item": own / np.linalg.norm(own, axis=1, keepdims=True),
+    }
     live = {item.id: i for i, item in enumerate(items)}
     scope_of = {item.id: item.scope for item in items}
 
@@ -225,11 +234,17 @@ def test_search_matches_brute_force_through_adds_removes_and_updates(open_store)
             for scope in [None, "big", "mid", "small", "tiny", UNSCOPED]:
                 for k in (1, 3, 10):
                     for key in ("task", "item"):
-                        pool = [i for i, j in live.items() if scope is None or scope_of[i] == (None if scope is UNSCOPED else scope)]
+                        pool = [
+                            i
+                            for i, j in live.items()
+                            if scope is None or scope_of[i] == (None if scope is UNSCOPED else scope)
+                        ]
                         expected = sorted(pool, key=lambda i: -float(vectors[key][live[i]] @ unit))[:k]
                         hits = store.search_vector(query, k=k, scope=scope, key=key)
                         assert [item.id for item, _ in hits] == expected, (scope, k, key)
-                        assert [s for _, s in hits] == pytest.approx([float(vectors[key][live[i]] @ unit) for i in expected], abs=1e-5)
+                        assert [s for _, s in hits] == pytest.approx(
+                            [float(vectors[key][live[i]] @ unit) for i in expected], abs=1e-5
+                        )
 
     check()
     removed = [item.id for item in items[::7]]
@@ -293,7 +308,9 @@ def test_embedder_mismatch_on_reopen(tmp_path, hash_embedder):
     other = as_embedder(lambda texts: np.ones((len(texts), 64)), name="other-model")
     with pytest.raises(ValueError, match="rbdspy-hash-v1.*other-model"):
         MemoryStore(tmp_path / "bank", embedder=other)
-    lazy = as_embedder(lambda texts: np.ones((len(texts), 16)), name="rbdspy-hash-v1")  # same name, dim unknown until called
+    lazy = as_embedder(
+        lambda texts: np.ones((len(texts), 16)), name="rbdspy-hash-v1"
+    )  # same name, dim unknown until called
     store = MemoryStore(tmp_path / "bank", embedder=lazy)
     with pytest.raises(ValueError, match="dim 64.*dim 16"):
         store.search("tea")
@@ -347,7 +364,9 @@ def test_update_reembeds_only_when_key_text_changes(open_store):
     assert store.update(extra) == extra
     assert calls == []  # provenance appended: task (first provenance) and text unchanged
     assert store.get(items[0].id) == extra
-    rewritten = items[1].model_copy(update={"title": "Sharpen the kitchen knife", "content": "Use a whetstone on the knife.", "scope": "K"})
+    rewritten = items[1].model_copy(
+        update={"title": "Sharpen the kitchen knife", "content": "Use a whetstone on the knife.", "scope": "K"}
+    )
     store.update(rewritten)
     assert calls == [[rewritten.key_text("item")]]  # only the changed key re-embedded
     assert store.search("sharpen the kitchen knife whetstone", k=1, key="item")[0][0].id == rewritten.id
@@ -394,7 +413,7 @@ def test_export_import_round_trip(tmp_path, open_store):
 def test_import_malformed_line_names_the_line(tmp_path, open_store):
     good = [make_item(f"Lesson {i}").model_dump_json() for i in range(3)]
     path = tmp_path / "bad.jsonl"
-    path.write_text(f"{good[0]}\n\n{good[1]}\n{{\"title\": \"no description\"}}\n{good[2]}\n")
+    path.write_text(f'{good[0]}\n\n{good[1]}\n{{"title": "no description"}}\n{good[2]}\n')
     store = open_store()
     with pytest.raises(ValueError, match="line 4"):
         store.import_jsonl(path)
@@ -490,7 +509,9 @@ _WRITER = textwrap.dedent(
 
 def _run_python(code: str, *args: str, cwd: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONHASHSEED": "random"}
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env
+    )
 
 
 def test_two_processes_write_the_same_store(tmp_path, hash_embedder):
@@ -597,7 +618,10 @@ def test_corrupt_index_file_is_rebuilt(tmp_path, hash_embedder, damage, caplog):
     else:
         data = bytearray()
     index_file.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="rbdspy.memory.store"), MemoryStore(path, embedder=hash_embedder) as store:
+    with (
+        caplog.at_level(logging.WARNING, logger="rbdspy.memory.store"),
+        MemoryStore(path, embedder=hash_embedder) as store,
+    ):
         assert ids_scores(store.search("bake a chocolate cake", k=3)) == expected
     if damage != "empty":
         assert "rebuilt" in caplog.text
@@ -612,7 +636,10 @@ def test_saved_index_that_disagrees_with_database_is_rebuilt(tmp_path, hash_embe
         store.add(items)
         store.search("tea", k=1)
         store._indexes["task"].remove_ids(np.asarray([1], dtype=np.int64))  # a bug's worth of drift
-    with caplog.at_level(logging.WARNING, logger="rbdspy.memory.store"), MemoryStore(path, embedder=hash_embedder) as store:
+    with (
+        caplog.at_level(logging.WARNING, logger="rbdspy.memory.store"),
+        MemoryStore(path, embedder=hash_embedder) as store,
+    ):
         assert store.search("make a cup of green tea", k=1)[0][0].id == items[0].id
     assert "disagrees with the database" in caplog.text
 
@@ -625,7 +652,9 @@ def test_stale_index_file_is_caught_up(tmp_path, hash_embedder, monkeypatch):
         late = make_item("Sharpen the knife", task="sharpen a kitchen knife")
         writer.add(late)
         writer.remove(items[0].id)
-        writer.update(items[1].model_copy(update={"title": "Inflate the tire", "content": "Pump to the printed pressure."}))
+        writer.update(
+            items[1].model_copy(update={"title": "Inflate the tire", "content": "Pump to the printed pressure."})
+        )
     monkeypatch.setattr(MemoryStore, "_rebuild", lambda self, seq: (_ for _ in ()).throw(AssertionError("rebuilt")))
     with MemoryStore(path, embedder=hash_embedder) as store:
         assert store.search("sharpen a kitchen knife", k=1)[0][0].id == late.id

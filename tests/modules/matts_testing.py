@@ -16,7 +16,11 @@ JUDGE_FAIL = {"rationale": "the answer is wrong", "verdict": "failure"}
 
 
 def lessons(*titles):
-    return {"lessons": [{"title": t, "description": f"When {t.lower()} applies.", "content": f"Apply {t.lower()}."} for t in titles]}
+    return {
+        "lessons": [
+            {"title": t, "description": f"When {t.lower()} applies.", "content": f"Apply {t.lower()}."} for t in titles
+        ]
+    }
 
 
 def script(select=None, contrast=None, extract=None, refine=None, judge=None):

@@ -96,7 +96,7 @@ def test_compiled_prompts_are_what_the_lm_is_sent(tmp_path, store):
 def test_the_package_ships_its_compiled_directory_as_package_data():
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert "compiled/*.json" in pyproject["tool"]["setuptools"]["package-data"]["rbdspy"]
-    assert compiled_prompts.PACKAGE_COMPILED_DIR == Path(compiled_prompts.__file__).parents[1] / "compiled"
+    assert Path(compiled_prompts.__file__).parents[1] / "compiled" == compiled_prompts.PACKAGE_COMPILED_DIR
     assert compiled_prompts.PACKAGE_COMPILED_DIR.is_dir()
 
 

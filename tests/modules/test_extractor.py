@@ -50,7 +50,7 @@ def test_drafts_missing_a_part_and_repeated_titles_are_dropped():
     assert [l.title for l in lessons] == ["Lesson 1", "Lesson 2"]
 
 
-@pytest.mark.parametrize("garbage", ["not a list", "[{\"title\": 1}]", "{}"])
+@pytest.mark.parametrize("garbage", ["not a list", '[{"title": 1}]', "{}"])
 def test_malformed_output_gives_no_lessons(garbage):
     dspy.configure(lm=DummyLM([{"lessons": garbage}] * 3))
     assert Extractor()(task="t", trajectory=TRAJ, verdict="failure").lessons == []

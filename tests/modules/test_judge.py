@@ -6,7 +6,10 @@ from dspy.utils import DummyLM
 
 from rbdspy.modules.judge import Judge
 
-TRAJ = [{"role": "user", "content": "boil the water"}, {"role": "assistant", "content": "activated stove; water is boiling"}]
+TRAJ = [
+    {"role": "user", "content": "boil the water"},
+    {"role": "assistant", "content": "activated stove; water is boiling"},
+]
 
 
 def test_judge_returns_the_lm_verdict_and_rationale():

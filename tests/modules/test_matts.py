@@ -4,13 +4,12 @@ import json
 
 import dspy
 import pytest
+from matts_testing import JUDGE_FAIL, JUDGE_OK, Agent, CallRecorder, RolloutLM, lessons, script
 
 import rbdspy
 from rbdspy import MaTTS, MemoryItem, MemoryStore, ReasoningBank, Trajectory, VanillaTTS
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.modules.refiner import REFINEMENT_ROLE
-
-from matts_testing import JUDGE_FAIL, JUDGE_OK, Agent, CallRecorder, RolloutLM, lessons, script
 
 TASK = "how many inches in three feet"
 SEVEN = lessons(*[f"Lesson {i}" for i in range(7)])
@@ -34,8 +33,10 @@ def configure(answers, by_rollout):
 
 
 def test_rollouts_differ_in_rollout_id_and_temperature_and_only_the_agent_samples(store):
-    _, recorder = configure(script(select={"rationale": "1 is right", "best_index": 1}, contrast=lessons("Check units")),
-                            {0: "wrong", 1: "right", 2: "wrong again"})
+    _, recorder = configure(
+        script(select={"rationale": "1 is right", "best_index": 1}, contrast=lessons("Check units")),
+        {0: "wrong", 1: "right", 2: "wrong again"},
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=3)(task=TASK)
 
     agent_calls = recorder.agent_calls()
@@ -56,7 +57,10 @@ def test_first_rollout_id_and_temperature_are_configurable(store):
 
 
 def test_answers_with_the_selected_rollout(store):
-    configure(script(select={"rationale": "2 is right", "best_index": 2}, contrast=lessons("X")), {0: "wrong", 1: "wrong", 2: "right"})
+    configure(
+        script(select={"rationale": "2 is right", "best_index": 2}, contrast=lessons("X")),
+        {0: "wrong", 1: "wrong", 2: "right"},
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=3)(task=TASK)
     assert pred.chosen == 2 and pred.answer == "right" and pred.verdict.label == "success"
     assert pred.trajectory is pred.rollouts[2].trajectory
@@ -66,7 +70,9 @@ def test_answers_with_the_selected_rollout(store):
 def test_selector_failure_falls_back_to_the_judge_success(store):
     # The selector answers an index that does not exist; the rule picks the judged success,
     # although it is neither the first rollout nor the shortest.
-    configure(script(select={"rationale": "?", "best_index": 7}, contrast=lessons("X")), {0: "wrong", 1: "wrong", 2: "right"})
+    configure(
+        script(select={"rationale": "?", "best_index": 7}, contrast=lessons("X")), {0: "wrong", 1: "wrong", 2: "right"}
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=3)(task=TASK)
     assert pred.chosen == 2 and pred.answer == "right" and pred.selection.method == "rule"
 
@@ -84,12 +90,18 @@ def test_contrast_writes_at_most_five_items_citing_every_judged_rollout(store):
 
 def test_memory_is_retrieved_once_shared_by_every_rollout_and_marked_used_once(store):
     store.add(MemoryItem(title="Convert feet", description="When converting lengths.", content="Multiply by twelve."))
-    configure(script(select={"rationale": "-", "best_index": 0}, contrast=lessons("X")), {0: "right", 1: "right", 2: "right"})
+    configure(
+        script(select={"rationale": "-", "best_index": 0}, contrast=lessons("X")), {0: "right", 1: "right", 2: "right"}
+    )
     agent = Agent()
     pred = MaTTS(ReasoningBank(agent=agent, store=store, k=1), k=3)(task=TASK)
 
     assert [i.title for i in pred.memories_used] == ["Convert feet"]
-    assert len(agent.memories_seen) == 3 and len(set(agent.memories_seen)) == 1 and "Convert feet" in agent.memories_seen[0]
+    assert (
+        len(agent.memories_seen) == 3
+        and len(set(agent.memories_seen)) == 1
+        and "Convert feet" in agent.memories_seen[0]
+    )
     assert store.get(pred.memories_used[0].id).use_count == 1
 
 
@@ -114,7 +126,10 @@ def test_a_failing_rollout_does_not_abort_the_others(store):
     assert "RuntimeError" in pred.rollouts[1].error and pred.verdicts[1] is None
     # the selector saw the two survivors; its index 1 means the third rollout
     assert pred.chosen == 2 and pred.answer == "right"
-    assert [p.trajectory_id for p in pred.memories_added[0].provenance] == [pred.rollouts[0].trajectory.id, pred.rollouts[2].trajectory.id]
+    assert [p.trajectory_id for p in pred.memories_added[0].provenance] == [
+        pred.rollouts[0].trajectory.id,
+        pred.rollouts[2].trajectory.id,
+    ]
 
 
 def test_all_rollouts_failing_writes_nothing_and_does_not_raise(store):
@@ -136,29 +151,41 @@ def test_all_rollouts_failing_on_a_bad_call_raises(store):
 
 def test_indeterminate_rollouts_are_left_out_of_the_contrast(store):
     # rollout 0's answer matches no judge key, so the judge cannot decide on it
-    configure(script(select={"rationale": "-", "best_index": 1}, contrast=lessons("X")), {0: "unclear", 1: "right", 2: "wrong"})
+    configure(
+        script(select={"rationale": "-", "best_index": 1}, contrast=lessons("X")),
+        {0: "unclear", 1: "right", 2: "wrong"},
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=3)(task=TASK)
     assert [v.label for v in pred.verdicts] == ["indeterminate", "success", "failure"]
     assert [p.verdict for p in pred.memories_added[0].provenance] == ["success", "failure"]
 
 
 def test_a_single_judged_rollout_is_extracted_not_contrasted(store):
-    configure(script(select={"rationale": "-", "best_index": 0}, contrast=SEVEN, extract=lessons("One", "Two", "Three", "Four")),
-              {0: "unclear", 1: "right"})
+    configure(
+        script(
+            select={"rationale": "-", "best_index": 0}, contrast=SEVEN, extract=lessons("One", "Two", "Three", "Four")
+        ),
+        {0: "unclear", 1: "right"},
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=2)(task=TASK)
     assert [i.title for i in pred.memories_added] == ["One", "Two", "Three"]  # the extractor's cap, not the contrast's
     assert {i.source for i in pred.memories_added} == {"success"}
 
 
 def test_no_judged_rollout_writes_nothing(store):
-    configure(script(select={"rationale": "-", "best_index": 0}, contrast=SEVEN, extract=lessons("One")), {0: "unclear", 1: "unclear"})
+    configure(
+        script(select={"rationale": "-", "best_index": 0}, contrast=SEVEN, extract=lessons("One")),
+        {0: "unclear", 1: "unclear"},
+    )
     pred = MaTTS(ReasoningBank(agent=Agent(), store=store), k=2)(task=TASK)
     assert pred.memories_added == [] and len(store) == 0
 
 
 def test_vanilla_tts_learns_from_the_chosen_rollout_only(store):
-    _, recorder = configure(script(select={"rationale": "-", "best_index": 1}, contrast=SEVEN, extract=lessons("From the chosen one")),
-                            {0: "wrong", 1: "right", 2: "wrong"})
+    _, recorder = configure(
+        script(select={"rationale": "-", "best_index": 1}, contrast=SEVEN, extract=lessons("From the chosen one")),
+        {0: "wrong", 1: "right", 2: "wrong"},
+    )
     pred = VanillaTTS(ReasoningBank(agent=Agent(), store=store), k=3)(task=TASK)
 
     assert pred.chosen == 1 and [i.title for i in pred.memories_added] == ["From the chosen one"]
@@ -173,9 +200,13 @@ def test_trusted_outcomes_skip_the_judge_and_overrule_the_selector(store):
         def forward(self, task, memory):
             answer = super().forward(task=task, memory=memory).answer
             steps = [{"role": "agent", "content": answer}]
-            return dspy.Prediction(answer=answer, trajectory=Trajectory(task=task, steps=steps, outcome=answer == "right"))
+            return dspy.Prediction(
+                answer=answer, trajectory=Trajectory(task=task, steps=steps, outcome=answer == "right")
+            )
 
-    _, recorder = configure(script(select={"rationale": "0 looks fine", "best_index": 0}, contrast=lessons("X")), {0: "wrong", 1: "right"})
+    _, recorder = configure(
+        script(select={"rationale": "0 looks fine", "best_index": 0}, contrast=lessons("X")), {0: "wrong", 1: "right"}
+    )
     pred = MaTTS(ReasoningBank(agent=EnvLikeAgent(), store=store, trust_outcome=True), k=2)(task=TASK)
 
     assert [v.source for v in pred.verdicts] == ["ground_truth", "ground_truth"]
@@ -188,10 +219,21 @@ def test_outcomes_are_hidden_from_the_selector_unless_trusted(store):
     class EnvLikeAgent(Agent):
         def forward(self, task, memory):
             answer = super().forward(task=task, memory=memory).answer
-            return dspy.Prediction(answer=answer, trajectory=Trajectory(task=task, steps=[{"role": "agent", "content": answer}], outcome=answer == "right"))
+            return dspy.Prediction(
+                answer=answer,
+                trajectory=Trajectory(
+                    task=task, steps=[{"role": "agent", "content": answer}], outcome=answer == "right"
+                ),
+            )
 
-    _, recorder = configure(script(select={"rationale": "-", "best_index": 0}, contrast=lessons("X"),
-                                   judge={"agent: right": JUDGE_OK, "agent: wrong": JUDGE_FAIL}), {0: "wrong", 1: "right"})
+    _, recorder = configure(
+        script(
+            select={"rationale": "-", "best_index": 0},
+            contrast=lessons("X"),
+            judge={"agent: right": JUDGE_OK, "agent: wrong": JUDGE_FAIL},
+        ),
+        {0: "wrong", 1: "right"},
+    )
     pred = MaTTS(ReasoningBank(agent=EnvLikeAgent(), store=store), k=2)(task=TASK)
     prompt = next(c[2] for c in recorder.calls if "## best_index ##" in c[2])
     assert "measured outcome: unknown" in prompt and "measured outcome: success" not in prompt
@@ -238,7 +280,11 @@ def test_async_failing_rollout_does_not_abort_the_others(store):
 
 REFINE = {"notes": "Checked the unit factor: twelve inches per foot.", "refined_answer": "right"}
 # The judge reads the final answer line: the refined answer replaces the agent's.
-FINAL_JUDGE = {"[final answer] right": JUDGE_OK, "[final answer] answer: wrong": JUDGE_FAIL, "[final answer] answer: right": JUDGE_OK}
+FINAL_JUDGE = {
+    "[final answer] right": JUDGE_OK,
+    "[final answer] answer: wrong": JUDGE_FAIL,
+    "[final answer] answer: right": JUDGE_OK,
+}
 
 
 def test_sequential_refines_k_minus_one_times_and_keeps_its_notes(store):
@@ -329,7 +375,12 @@ def test_save_and_load_are_json_only(store, tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"k": 0}, "k must be"), ({"k": True}, "k must be"), ({"mode": "beam"}, "mode must be"), ({"temperature": 0}, "temperature must be > 0")],
+    [
+        ({"k": 0}, "k must be"),
+        ({"k": True}, "k must be"),
+        ({"mode": "beam"}, "mode must be"),
+        ({"temperature": 0}, "temperature must be > 0"),
+    ],
 )
 def test_bad_arguments_are_named(store, kwargs, match):
     with pytest.raises(ValueError, match=match):

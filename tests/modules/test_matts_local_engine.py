@@ -26,17 +26,34 @@ class FakeServer:
             text = "[[ ## rationale ## ]]\nright\n\n[[ ## verdict ## ]]\nsuccess"
         else:
             text = "[[ ## answer ## ]]\n36"
-        return {"id": "x", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text + "\n\n[[ ## completed ## ]]"}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        return {
+            "id": "x",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text + "\n\n[[ ## completed ## ]]"},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
 
 
 def test_rollouts_reach_the_local_engine_sampled_with_distinct_seeds(tmp_path):
     server = FakeServer()
     engine = LlamaEngine("local-fast", server=server)
-    lm = dspy.LM("local/fake", engine=engine, async_engine=AsyncLlamaEngine(engine), callbacks=[RolloutSeedCallback()], cache=False)
+    lm = dspy.LM(
+        "local/fake",
+        engine=engine,
+        async_engine=AsyncLlamaEngine(engine),
+        callbacks=[RolloutSeedCallback()],
+        cache=False,
+    )
     dspy.configure(lm=lm)
     with MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64)) as store:
-        pred = MaTTS(ReasoningBank(agent=dspy.Predict("task, memory -> answer"), store=store), k=3)(task="3 feet in inches")
+        pred = MaTTS(ReasoningBank(agent=dspy.Predict("task, memory -> answer"), store=store), k=3)(
+            task="3 feet in inches"
+        )
 
     agent = [b for b in server.bodies if "## answer ##" in b["messages"][-1]["content"]]
     others = [b for b in server.bodies if b not in agent]

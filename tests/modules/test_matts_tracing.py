@@ -7,11 +7,10 @@ import asyncio
 import dspy
 import mlflow
 import pytest
+from matts_testing import Agent, RolloutLM, lessons, script
 
 from rbdspy import MaTTS, MemoryStore, ReasoningBank
 from rbdspy.memory.embedders import HashEmbedder
-
-from matts_testing import Agent, RolloutLM, lessons, script
 
 TASK = "how many inches in three feet"
 
@@ -34,9 +33,15 @@ def agent_spans(trace):
 @pytest.mark.parametrize("mode,call", [("parallel", "acall"), ("parallel", "call"), ("sequential", "acall")])
 def test_one_matts_call_is_one_trace(traced, tmp_path, mode, call):
     k = 3
-    lm = RolloutLM(script(select={"rationale": "-", "best_index": 1}, contrast=lessons("Check units"), extract=lessons("Check units"),
-                          refine={"notes": "re-checked the units", "refined_answer": "right"}),
-                   {0: "wrong", 1: "right", 2: "wrong"})
+    lm = RolloutLM(
+        script(
+            select={"rationale": "-", "best_index": 1},
+            contrast=lessons("Check units"),
+            extract=lessons("Check units"),
+            refine={"notes": "re-checked the units", "refined_answer": "right"},
+        ),
+        {0: "wrong", 1: "right", 2: "wrong"},
+    )
     if mode == "sequential":  # one rollout on the configured LM itself, then k-1 refinements
         lm.answers = {**lm.answers, "## answer ##": {"answer": "wrong"}}
     dspy.configure(lm=lm)
@@ -57,6 +62,9 @@ def test_one_matts_call_is_one_trace(traced, tmp_path, mode, call):
     assert sum(s.span_type == "CHAT_MODEL" for s in spans) >= k
     if mode == "sequential":
         assert sum(s.name.startswith("TrajectoryRefiner.") for s in spans) == k - 1
-    assert any(s.name.startswith(("ContrastiveDistiller.", "Extractor.", "SuccessExtractor.", "FailureExtractor.")) for s in spans)
+    assert any(
+        s.name.startswith(("ContrastiveDistiller.", "Extractor.", "SuccessExtractor.", "FailureExtractor."))
+        for s in spans
+    )
     assert pred.memories_added
     store.close()

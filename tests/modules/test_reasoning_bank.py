@@ -14,7 +14,11 @@ JUDGE_FAIL = {"verdict": "failure", "rationale": "answer not verified"}
 
 
 def lessons(*titles):
-    return {"lessons": [{"title": t, "description": f"When {t.lower()} applies.", "content": f"Apply {t.lower()}."} for t in titles]}
+    return {
+        "lessons": [
+            {"title": t, "description": f"When {t.lower()} applies.", "content": f"Apply {t.lower()}."} for t in titles
+        ]
+    }
 
 
 class RecordingAgent(dspy.Module):
@@ -40,16 +44,27 @@ def store(tmp_path):
 def test_full_loop_learns_then_retrieves_on_a_similar_task(store):
     agent = RecordingAgent()
     bank = ReasoningBank(agent=agent, store=store, k=1)
-    dspy.configure(lm=DummyLM([
-        {"answer": "42"}, JUDGE_OK, lessons("Verify units", "Restate the goal"),
-        {"answer": "43"}, JUDGE_FAIL, lessons("Check the final value"),
-    ]))
+    dspy.configure(
+        lm=DummyLM(
+            [
+                {"answer": "42"},
+                JUDGE_OK,
+                lessons("Verify units", "Restate the goal"),
+                {"answer": "43"},
+                JUDGE_FAIL,
+                lessons("Check the final value"),
+            ]
+        )
+    )
 
     first = bank(task="convert twelve feet into inches")
     assert first.answer == "42" and first.verdict.label == "success"
     assert first.memories_used == [] and agent.memories_seen[0] == ""
     assert [i.title for i in first.memories_added] == ["Verify units", "Restate the goal"]
-    assert all(i.source == "success" and i.provenance[0].task == "convert twelve feet into inches" for i in first.memories_added)
+    assert all(
+        i.source == "success" and i.provenance[0].task == "convert twelve feet into inches"
+        for i in first.memories_added
+    )
     assert len(store) == 2
 
     second = bank(task="convert twelve yards into inches")
@@ -132,8 +147,15 @@ def test_caller_cannot_pass_the_memory_field(store):
 def test_react_style_trajectory_is_what_gets_judged(store):
     class ReActLike(dspy.Module):
         def forward(self, question, memory):
-            return dspy.Prediction(answer="Paris", trajectory={"thought_0": "search it", "tool_name_0": "search",
-                                                               "tool_args_0": {"q": "capital"}, "observation_0": "Paris is the capital"})
+            return dspy.Prediction(
+                answer="Paris",
+                trajectory={
+                    "thought_0": "search it",
+                    "tool_name_0": "search",
+                    "tool_args_0": {"q": "capital"},
+                    "observation_0": "Paris is the capital",
+                },
+            )
 
     lm = DummyLM([JUDGE_OK, lessons("Search before answering")])
     dspy.configure(lm=lm)
@@ -146,7 +168,11 @@ def test_scope_isolation_in_the_loop(tmp_path):
     store = MemoryStore(tmp_path / "b", embedder=HashEmbedder(dim=64))
     a = ReasoningBank(agent=RecordingAgent(), store=store, scope="shop")
     b = ReasoningBank(agent=RecordingAgent(), store=store, scope="forum")
-    dspy.configure(lm=DummyLM([{"answer": "x"}, JUDGE_OK, lessons("Shop lesson"), {"answer": "y"}, JUDGE_OK, lessons("Forum lesson")]))
+    dspy.configure(
+        lm=DummyLM(
+            [{"answer": "x"}, JUDGE_OK, lessons("Shop lesson"), {"answer": "y"}, JUDGE_OK, lessons("Forum lesson")]
+        )
+    )
     a(task="buy a red kettle")
     pred = b(task="buy a red kettle")
     assert pred.memories_used == []  # the identical task in another scope is invisible

@@ -10,7 +10,12 @@ NOTES = {"notes": "Step 1 skipped the unit check; multiply by twelve.", "refined
 
 
 def traj(outcome=None):
-    return Trajectory(task="3 feet in inches", steps=[Step(role="assistant", content="answer: 30")], final_answer="answer: 30", outcome=outcome)
+    return Trajectory(
+        task="3 feet in inches",
+        steps=[Step(role="assistant", content="answer: 30")],
+        final_answer="answer: 30",
+        outcome=outcome,
+    )
 
 
 def test_a_pass_appends_its_notes_and_replaces_the_answer():
@@ -28,7 +33,11 @@ def test_a_pass_appends_its_notes_and_replaces_the_answer():
 
 def test_an_environment_scored_trajectory_keeps_its_recorded_answer():
     refined = refined_trajectory(traj(outcome=False), "notes", "36", 1)
-    assert refined.final_answer == "answer: 30" and refined.outcome is False and "Answer now: 36" in refined.steps[-1].content
+    assert (
+        refined.final_answer == "answer: 30"
+        and refined.outcome is False
+        and "Answer now: 36" in refined.steps[-1].content
+    )
 
 
 def test_an_lm_failure_or_empty_notes_skips_the_pass():

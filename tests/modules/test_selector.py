@@ -11,7 +11,9 @@ OK, FAIL = Verdict(label="success"), Verdict(label="failure")
 
 
 def traj(n_steps, outcome=None, text="step"):
-    return Trajectory(task="t", steps=[Step(role="agent", content=f"{text} {i}") for i in range(n_steps)], outcome=outcome)
+    return Trajectory(
+        task="t", steps=[Step(role="agent", content=f"{text} {i}") for i in range(n_steps)], outcome=outcome
+    )
 
 
 def test_rule_prefers_known_success_then_judge_success_then_fewest_steps():
@@ -36,7 +38,9 @@ def test_lm_pick_is_used_and_the_prompt_shows_verdicts_outcomes_and_steps():
     assert "## Attempt 1 (judge verdict: success; measured outcome: success; steps: 3)" in prompt
 
 
-@pytest.mark.parametrize("answer", [{"rationale": "-", "best_index": 5}, {"rationale": "-", "best_index": -1}, {"nonsense": "x"}])
+@pytest.mark.parametrize(
+    "answer", [{"rationale": "-", "best_index": 5}, {"rationale": "-", "best_index": -1}, {"nonsense": "x"}]
+)
 def test_bad_answers_fall_back_to_the_rule(answer):
     dspy.configure(lm=DummyLM([answer]))
     pred = TrajectorySelector()(task="t", trajectories=[traj(2), traj(4)], verdicts=[FAIL, OK])
@@ -45,7 +49,9 @@ def test_bad_answers_fall_back_to_the_rule(answer):
 
 def test_a_pick_against_the_measured_outcome_is_overruled():
     dspy.configure(lm=DummyLM([{"rationale": "0 is shorter", "best_index": 0}]))
-    pred = TrajectorySelector()(task="t", trajectories=[traj(1, False), traj(4, True)], verdicts=[OK, FAIL], outcomes=[False, True])
+    pred = TrajectorySelector()(
+        task="t", trajectories=[traj(1, False), traj(4, True)], verdicts=[OK, FAIL], outcomes=[False, True]
+    )
     assert pred.index == 1 and pred.method == "outcome"
 
 

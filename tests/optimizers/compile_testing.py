@@ -31,19 +31,36 @@ def record(i: int, label: str = "success", kind: str | None = None, split: str =
         metadata={"final_score": 100 if won else 40, "max_score": 100},
     )
     cause = Cause(index=len(GOLD) - 1, actions=[GOLD[-1]], gold_length=len(GOLD)) if kind == "gold_truncated" else None
-    return LabelledTrajectory(trajectory=trajectory, label=label, kind=kind, cause=cause, env="fake", task_id=f"fake/chest/{split}/{i}", task_type="chest", split=split)
+    return LabelledTrajectory(
+        trajectory=trajectory,
+        label=label,
+        kind=kind,
+        cause=cause,
+        env="fake",
+        task_id=f"fake/chest/{split}/{i}",
+        task_type="chest",
+        split=split,
+    )
 
 
 def records(n: int, split: str = "train", start: int = 0) -> list[LabelledTrajectory]:
     return [record(start + i, "success" if i % 2 == 0 else "failure", split=split) for i in range(n)]
 
 
-GOOD_LESSON = {"title": "Finish the last step", "description": "When a goal needs several actions in a row.", "content": "Keep acting until the goal is confirmed by an observation. Do not stop early."}
+GOOD_LESSON = {
+    "title": "Finish the last step",
+    "description": "When a goal needs several actions in a row.",
+    "content": "Keep acting until the goal is confirmed by an observation. Do not stop early.",
+}
 
 
 STRICT = "STRICT"  # a compiled instruction containing this makes the scripted judge careful
 PROPOSAL = f"Answer success only when the final observation shows the goal reached; be {STRICT} about it."
-SLOPPY_LESSON = {"title": "Open chest in kitchen", "description": "When in room 7.", "content": "Take the brass key to the kitchen."}
+SLOPPY_LESSON = {
+    "title": "Open chest in kitchen",
+    "description": "When in room 7.",
+    "content": "Take the brass key to the kitchen.",
+}
 
 
 class _InstructionAwareEngine(DummyEngine):
@@ -57,7 +74,13 @@ class _InstructionAwareEngine(DummyEngine):
         script = owner.strict if STRICT in system else owner.answers
         last = messages[-1]["content"]
         output = next((owner._format_answer_fields(v) for k, v in script.items() if k in last), "No more responses")
-        return Response(id=None, model="dummy", message=Message.assistant([TextPart(output)]), finish_reason="stop", usage=Usage(input_tokens=len(system) // 4, output_tokens=len(output) // 4, total_tokens=0))
+        return Response(
+            id=None,
+            model="dummy",
+            message=Message.assistant([TextPart(output)]),
+            finish_reason="stop",
+            usage=Usage(input_tokens=len(system) // 4, output_tokens=len(output) // 4, total_tokens=0),
+        )
 
 
 class ScriptedLM(DummyLM):
@@ -80,7 +103,10 @@ def scripted_lm() -> DummyLM:
     the hand-written instructions the judge calls every trajectory that reached the kitchen a
     success (wrong on the truncated failures) and the extractors copy literals; under a
     STRICT instruction both do their job. Proposal prompts get a STRICT instruction."""
-    proposals = {"proposed_instruction": {"proposed_instruction": PROPOSAL}, "new_instruction": {"new_instruction": PROPOSAL}}
+    proposals = {
+        "proposed_instruction": {"proposed_instruction": PROPOSAL},
+        "new_instruction": {"new_instruction": PROPOSAL},
+    }
     return ScriptedLM(
         {
             **proposals,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from compile_testing import records
+
 from rbdspy.envs.dataset import write_records
 
 

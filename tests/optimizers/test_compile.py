@@ -6,11 +6,10 @@ import json
 import dspy
 import mlflow
 import pytest
+from compile_testing import STRICT, scripted_lm, scripted_reflection_lm
 
 from rbdspy.optimizers import compile_program, evaluate_program, load_program
 from rbdspy.optimizers.examples import load_labelled, make_examples
-
-from compile_testing import STRICT, scripted_lm, scripted_reflection_lm
 
 BUDGETS = {"gepa": 12, "miprov2": 12, "bootstrap": 4, "labeled": 0}
 
@@ -19,7 +18,17 @@ def run_compile(target, optimizer, data_files, out, **kw):
     train, dev = data_files
     kw.setdefault("log_model", False)
     kw.setdefault("reflection_lm", scripted_reflection_lm() if optimizer == "gepa" else None)
-    return compile_program(target, optimizer, [train], [dev], out_dir=out, budget=BUDGETS[optimizer], lm=scripted_lm(), display_progress=False, **kw)
+    return compile_program(
+        target,
+        optimizer,
+        [train],
+        [dev],
+        out_dir=out,
+        budget=BUDGETS[optimizer],
+        lm=scripted_lm(),
+        display_progress=False,
+        **kw,
+    )
 
 
 def saved_state(path):
@@ -98,18 +107,31 @@ def test_one_mlflow_run_per_compile_with_params_metrics_and_artifacts(data_files
     run = mlflow.get_run(result.run_id)
     params, metrics = run.data.params, run.data.metrics
     assert params["target"] == "judge" and params["optimizer"] == "gepa" and params["budget_metric_calls"] == "12"
-    assert params["lm"] == "dummy" and len(params["train_sha256"]) == 16 and params["train_sha256"] != params["dev_sha256"]
+    assert (
+        params["lm"] == "dummy" and len(params["train_sha256"]) == 16 and params["train_sha256"] != params["dev_sha256"]
+    )
     assert params["recipe_max_metric_calls"] == "12" and params["n_dev"] == "6"
     assert metrics["dev_before_accuracy"] == 0.5 and metrics["dev_after_accuracy"] == 1.0
     assert metrics["dev_before_false_success_rate"] == 1.0 and metrics["dev_after_balanced_accuracy"] == 1.0
     assert metrics["dev_gain"] == 0.5 and metrics["wall_seconds"] > 0
     assert metrics["lm_calls"] >= 12 + 6 + 6 and metrics["lm_prompt_tokens"] > 0 and metrics["metric_calls"] >= 12
     client = mlflow.MlflowClient()
-    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "compiled")} | {a.path for a in client.list_artifacts(run.info.run_id, "eval")}
-    assert {"compiled/judge.json", "eval/dev_before_confusion.png", "eval/dev_after_confusion.png", "eval/dev_after_results.jsonl"} <= artifacts
-    local = mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="compiled/judge.json", dst_path=str(tmp_path / "dl"))
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "compiled")} | {
+        a.path for a in client.list_artifacts(run.info.run_id, "eval")
+    }
+    assert {
+        "compiled/judge.json",
+        "eval/dev_before_confusion.png",
+        "eval/dev_after_confusion.png",
+        "eval/dev_after_results.jsonl",
+    } <= artifacts
+    local = mlflow.artifacts.download_artifacts(
+        run_id=run.info.run_id, artifact_path="compiled/judge.json", dst_path=str(tmp_path / "dl")
+    )
     assert json.loads(open(local).read()) == saved_state(result.path)
-    png = mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="eval/dev_after_confusion.png", dst_path=str(tmp_path / "dl"))
+    png = mlflow.artifacts.download_artifacts(
+        run_id=run.info.run_id, artifact_path="eval/dev_after_confusion.png", dst_path=str(tmp_path / "dl")
+    )
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     # The DSPy flavour round-trips the compiled instructions.
     (model,) = mlflow.search_logged_models(experiment_ids=[run.info.experiment_id], output_format="list")

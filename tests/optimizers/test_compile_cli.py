@@ -3,14 +3,13 @@
 import json
 
 import pytest
+from compile_testing import STRICT, scripted_lm, scripted_reflection_lm
 from rich.console import Console
 from typer.testing import CliRunner
 
 import rbdspy.lm
 from rbdspy import cli, tracking
 from rbdspy.cli import app
-
-from compile_testing import STRICT, scripted_lm, scripted_reflection_lm
 
 runner = CliRunner()
 
@@ -36,15 +35,35 @@ def invoke(*args, env=None):
 def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scripted):
     train, dev = data_files
     out = tmp_path / "out"
-    result = invoke("compile", "--target", "judge", "--optimizer", "gepa", "--train", str(train.parent / "*-train.jsonl"), "--dev", dev,
-                    "--budget", 12, "--out", out, "--reflection-lm", "dummy-reflect", "--no-log-model", "--adapter", "chat",
-                    env={"RBDSPY_LM": "dummy"})  # the scripted LMs answer in ChatAdapter's format
+    result = invoke(
+        "compile",
+        "--target",
+        "judge",
+        "--optimizer",
+        "gepa",
+        "--train",
+        str(train.parent / "*-train.jsonl"),
+        "--dev",
+        dev,
+        "--budget",
+        12,
+        "--out",
+        out,
+        "--reflection-lm",
+        "dummy-reflect",
+        "--no-log-model",
+        "--adapter",
+        "chat",
+        env={"RBDSPY_LM": "dummy"},
+    )  # the scripted LMs answer in ChatAdapter's format
     assert result.exit_code == 0, result.output
     assert "judge with gepa: budget 12 metric calls" in result.output and f"saved {out / 'judge.json'}" in result.output
     assert "false_success_rate" in result.output and scripted == ["dummy", "dummy-reflect"]
     assert STRICT in json.loads((out / "judge.json").read_text())["predict"]["signature"]["instructions"]
 
-    compiled = invoke("eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy", "--adapter", "chat")
+    compiled = invoke(
+        "eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy", "--adapter", "chat"
+    )
     assert compiled.exit_code == 0, compiled.output
     assert "accuracy" in compiled.output and "1.000" in compiled.output
     plain = invoke("eval", "--target", "judge", "--data", dev, "--lm", "dummy", "--adapter", "chat")
@@ -54,8 +73,26 @@ def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scri
 def test_compile_all_writes_both_files(data_files, tmp_path):
     train, dev = data_files
     out = tmp_path / "out"
-    result = invoke("compile", "--target", "all", "--optimizer", "bootstrap", "--train", train, "--dev", dev, "--budget", 4,
-                    "--out", out, "--lm", "dummy", "--no-log-model", "--dev-limit", 4)
+    result = invoke(
+        "compile",
+        "--target",
+        "all",
+        "--optimizer",
+        "bootstrap",
+        "--train",
+        train,
+        "--dev",
+        dev,
+        "--budget",
+        4,
+        "--out",
+        out,
+        "--lm",
+        "dummy",
+        "--no-log-model",
+        "--dev-limit",
+        4,
+    )
     assert result.exit_code == 0, result.output
     assert (out / "judge.json").is_file() and (out / "extractors.json").is_file()
     assert "dev (4 records)" in result.output
@@ -63,11 +100,39 @@ def test_compile_all_writes_both_files(data_files, tmp_path):
 
 def test_bad_arguments_are_usage_errors(data_files, tmp_path):
     train, dev = data_files
-    labeled = invoke("compile", "--target", "extractors", "--optimizer", "labeled", "--train", train, "--dev", dev, "--lm", "dummy", "--out", tmp_path)
+    labeled = invoke(
+        "compile",
+        "--target",
+        "extractors",
+        "--optimizer",
+        "labeled",
+        "--train",
+        train,
+        "--dev",
+        dev,
+        "--lm",
+        "dummy",
+        "--out",
+        tmp_path,
+    )
     assert labeled.exit_code == 2 and "no gold lessons" in labeled.output
     missing = invoke("compile", "--train", tmp_path / "nope-*.jsonl", "--dev", dev, "--lm", "dummy", "--out", tmp_path)
     assert missing.exit_code == 2 and "no dataset file matches" in missing.output
-    too_small = invoke("compile", "--optimizer", "miprov2", "--budget", 3, "--train", train, "--dev", dev, "--lm", "dummy", "--out", tmp_path)
+    too_small = invoke(
+        "compile",
+        "--optimizer",
+        "miprov2",
+        "--budget",
+        3,
+        "--train",
+        train,
+        "--dev",
+        dev,
+        "--lm",
+        "dummy",
+        "--out",
+        tmp_path,
+    )
     assert too_small.exit_code == 2 and "at least" in too_small.output
     no_file = invoke("eval", "--data", dev, "--compiled", tmp_path / "none.json", "--lm", "dummy")
     assert no_file.exit_code == 2 and "no compiled judge" in no_file.output
@@ -86,5 +151,19 @@ def test_adapter_names_map_to_dspy_adapters_and_unknown_ones_are_refused(data_fi
 
     train, dev = data_files
     assert isinstance(cli._adapter("json"), dspy.JSONAdapter) and isinstance(cli._adapter("chat"), dspy.ChatAdapter)
-    bad = invoke("compile", "--target", "judge", "--optimizer", "labeled", "--train", train, "--dev", dev, "--lm", "dummy", "--adapter", "xml")
+    bad = invoke(
+        "compile",
+        "--target",
+        "judge",
+        "--optimizer",
+        "labeled",
+        "--train",
+        train,
+        "--dev",
+        dev,
+        "--lm",
+        "dummy",
+        "--adapter",
+        "xml",
+    )
     assert bad.exit_code != 0 and "--adapter" in bad.output

@@ -1,12 +1,19 @@
 """Dataset records -> dspy.Examples: the inputs the modules really see, balanced subsets, globs."""
 
 import pytest
+from compile_testing import record, records
 
 from rbdspy.envs.dataset import write_records
 from rbdspy.modules.judge import render_trajectory
-from rbdspy.optimizers.examples import balanced_sample, expand_paths, extractor_example, files_digest, judge_example, load_labelled, make_examples
-
-from compile_testing import record, records
+from rbdspy.optimizers.examples import (
+    balanced_sample,
+    expand_paths,
+    extractor_example,
+    files_digest,
+    judge_example,
+    load_labelled,
+    make_examples,
+)
 
 
 def test_judge_example_inputs_are_the_judges_rendering_without_the_outcome_line():
@@ -15,7 +22,9 @@ def test_judge_example_inputs_are_the_judges_rendering_without_the_outcome_line(
     assert set(ex.inputs().keys()) == {"task", "trajectory"}
     assert ex.task == rec.trajectory.task
     assert "[final answer]" not in ex.trajectory and "100/100" not in ex.trajectory
-    assert ex.trajectory == render_trajectory(rec.trajectory.model_copy(update={"final_answer": None}), rec.trajectory.task, 6000)
+    assert ex.trajectory == render_trajectory(
+        rec.trajectory.model_copy(update={"final_answer": None}), rec.trajectory.task, 6000
+    )
     assert ex.label == "success" and ex.env_score == "100/100" and ex.kind == "gold"
     assert "[final answer] score 100/100" in judge_example(rec, hide_outcome=False).trajectory
 

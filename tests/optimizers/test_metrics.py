@@ -2,6 +2,7 @@
 
 import dspy
 import pytest
+from compile_testing import record
 
 from rbdspy.modules.lesson_caps import normalise_lessons
 from rbdspy.optimizers.examples import extractor_example, judge_example
@@ -18,8 +19,6 @@ from rbdspy.optimizers.metrics import (
 )
 from rbdspy.types import Lesson, Verdict
 
-from compile_testing import record
-
 
 def verdict(label):
     return dspy.Prediction(verdict=Verdict(label=label, rationale="because"))
@@ -30,9 +29,21 @@ def lessons_pred(*drafts):
     return dspy.Prediction(lessons=lessons, drafts=list(drafts), kind="failure")
 
 
-GENERAL = {"title": "Finish what you start", "description": "When a goal needs several actions.", "content": "Keep acting until an observation confirms the goal. Do not stop early."}
-SPECIFIC = {"title": "Brass key first", "description": "When in room 3.", "content": "Take the brass key to the kitchen."}
-OPENS = {"title": "Complete the final action", "description": "When one step remains.", "content": "Open what the goal names before you stop; verify it."}
+GENERAL = {
+    "title": "Finish what you start",
+    "description": "When a goal needs several actions.",
+    "content": "Keep acting until an observation confirms the goal. Do not stop early.",
+}
+SPECIFIC = {
+    "title": "Brass key first",
+    "description": "When in room 3.",
+    "content": "Take the brass key to the kitchen.",
+}
+OPENS = {
+    "title": "Complete the final action",
+    "description": "When one step remains.",
+    "content": "Open what the goal names before you stop; verify it.",
+}
 
 
 # ---- judge ---------------------------------------------------------------------------------
@@ -80,7 +91,11 @@ def test_balanced_accuracy_does_not_reward_always_failure():
 
 
 def test_literals_are_numbers_and_the_objects_and_places_actions_named():
-    lits = trajectory_literals("Open the chest in 3 moves.", ["take brass key", "move to kitchen", "open door to hallway"], ["You see 12 apples."])
+    lits = trajectory_literals(
+        "Open the chest in 3 moves.",
+        ["take brass key", "move to kitchen", "open door to hallway"],
+        ["You see 12 apples."],
+    )
     assert {"3", "12", "brass", "key", "kitchen", "hallway"} <= set(lits)
     assert not {"take", "move", "open", "door", "the", "to"} & set(lits)  # generic action vocabulary
 
@@ -162,7 +177,11 @@ def test_rubric_part_is_weighted_in_when_given():
     gold = extractor_example(record(0, "success"))
     low = make_extractor_metric(rubric=lambda g, lessons: (0.0, "platitude"))
     high = make_extractor_metric(rubric=lambda g, lessons: (1.0, "sharp"))
-    assert low(gold, lessons_pred(GENERAL)) < extractor_score(gold, lessons_pred(GENERAL)) == high(gold, lessons_pred(GENERAL))
+    assert (
+        low(gold, lessons_pred(GENERAL))
+        < extractor_score(gold, lessons_pred(GENERAL))
+        == high(gold, lessons_pred(GENERAL))
+    )
     assert combine({"format": (1.0, ""), "general": (1.0, ""), "rubric": (0.0, "")}) == pytest.approx(0.7 / 1.0)
 
 
