@@ -131,6 +131,17 @@ class Verdict(BaseModel):
         return self.label != "indeterminate"
 
     @classmethod
+    def coerce(cls, value: Verdict | str) -> Verdict:
+        """A Verdict, or a bare label ("success", "failure", "indeterminate") made into one."""
+        if isinstance(value, Verdict):
+            return value
+        if value in ("success", "failure", "indeterminate"):
+            return cls(label=value)
+        raise ValueError(
+            f"verdict must be a Verdict or one of 'success', 'failure', 'indeterminate'; got {value!r}"
+        )
+
+    @classmethod
     def from_outcome(cls, outcome: bool, rationale: str = "") -> Verdict:
         label: VerdictLabel = "success" if outcome else "failure"
         return cls(label=label, rationale=rationale or f"Ground-truth outcome: {label}.", source="ground_truth")

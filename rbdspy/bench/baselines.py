@@ -18,21 +18,20 @@ also learns from failures.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 import dspy
 
 from rbdspy.bench.signatures import InduceWorkflow
-from rbdspy.modules.agent_io import acall_agent, output_fields, trajectory_of
-from rbdspy.modules.extractor import Extractor, _as_verdict
+from rbdspy.modules.agent_io import output_fields, trajectory_of
+from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import normalise_lessons
+from rbdspy.modules.lm_errors import act, attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank
-from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, MemoryItem, Trajectory, Verdict
-
-log = logging.getLogger(__name__)
+from rbdspy.text import clip
+from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
 
 EXEMPLAR_OBSERVATION_CHARS = 100  # per step, so that a whole short episode fits in one item
 
@@ -46,27 +45,24 @@ class NoMemory(dspy.Module):
         self.agent = agent
         self.memory_field = memory_field
 
-    def _result(self, outputs: dict, task_inputs: dict) -> dspy.Prediction:
-        task = str(task_inputs.get("task", ""))
-        trajectory = trajectory_of(outputs, task, task_inputs)
+    def _plan(self, task_inputs: dict) -> Plan:
+        outputs = output_fields((yield from act(self.agent, {**task_inputs, self.memory_field: ""})))
+        trajectory = trajectory_of(outputs, str(task_inputs.get("task", "")), task_inputs)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         return dspy.Prediction(**answer, trajectory=trajectory, verdict=None, memories_used=[], memories_added=[])
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
-        return self._result(output_fields(self.agent(**task_inputs, **{self.memory_field: ""})), task_inputs)
+        return run(self._plan(task_inputs))
 
     async def aforward(self, **task_inputs: Any) -> dspy.Prediction:
-        outputs = output_fields(await acall_agent(self.agent, **task_inputs, **{self.memory_field: ""}))
-        return self._result(outputs, task_inputs)
+        return await arun(self._plan(task_inputs))
 
 
 class SuccessOnlyExtractor(Extractor):
     """An Extractor that distils successes only: a failure verdict extracts nothing and calls no LM."""
 
-    def _route(self, task: str, trajectory: Any, verdict: Verdict | str):
-        if _as_verdict(verdict).label == "failure":
-            return None, None, None
-        return super()._route(task, trajectory, verdict)
+    def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
+        return super().predictor_for(verdict) if verdict.is_success else None
 
 
 class SuccessOnlyBank(ReasoningBank):
@@ -80,41 +76,26 @@ class SuccessOnlyBank(ReasoningBank):
         self.extractor = gate
 
 
-class _SuccessMemory(ReasoningBank):
-    """A bank that judges each trajectory like ReasoningBank but writes its own kind of item,
-    from successes only. Subclasses say what to write (`_items`)."""
+class _SuccessItemWriter(dspy.Module):
+    """The extractor of a success-only memory design: a success becomes one item of the design's
+    own kind (`_drafts`), a failure or an indeterminate verdict nothing. It stands where the
+    bank's Extractor stands, so the bank's Learner judges, stores and counts uses as for
+    ReasoningBank and only what is written differs."""
 
-    def _items(self, trajectory: Trajectory) -> list[dict[str, str]]:  # pragma: no cover - abstract
+    def _drafts(self, trajectory: Trajectory) -> Plan:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    async def _aitems(self, trajectory: Trajectory) -> list[dict[str, str]]:
-        return await asyncio.to_thread(self._items, trajectory)
+    def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
+        if not Verdict.coerce(verdict).is_success:
+            return dspy.Prediction(lessons=[], kind=None)
+        drafts = yield from self._drafts(Trajectory.coerce(trajectory, task=task))
+        return dspy.Prediction(lessons=normalise_lessons(drafts, cap=1), kind="success")
 
-    def _store(self, drafts: list[dict[str, str]], trajectory: Trajectory, verdict: Verdict) -> list[MemoryItem]:
-        return self.store_lessons(normalise_lessons(drafts, cap=1), trajectory, verdict, source="success")
+    def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
+        return run(self._plan(task, trajectory, verdict))
 
-    def ingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
-        trajectory = self._coerce(trajectory, task)
-        verdict = (
-            self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
-        )
-        added = self._store(self._items(trajectory), trajectory, verdict) if verdict.is_success else []
-        return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
-
-    async def aingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
-        trajectory = self._coerce(trajectory, task)
-        verdict = self._known_verdict(trajectory, outcome)
-        if verdict is None:
-            verdict = (await self.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
-        added = []
-        if verdict.is_success:
-            added = await asyncio.to_thread(self._store, await self._aitems(trajectory), trajectory, verdict)
-        return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    async def aforward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
+        return await arun(self._plan(task, trajectory, verdict))
 
 
 def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str:
@@ -125,64 +106,64 @@ def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str
         if step.role == "agent":
             last_action = step.content.strip()
         elif step.role == "env" and last_action is not None:
-            lines.append(f"> {last_action} -> {_clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
+            lines.append(f"> {last_action} -> {clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
             last_action = None
     if last_action is not None:
         lines.append(f"> {last_action}")
     if not lines:  # not an environment trajectory: the generic rendering
-        return _clip(trajectory.render(max_chars), max_chars)
+        return clip(trajectory.render(max_chars), max_chars)
     text = " | ".join(lines)
     return text if len(text) <= max_chars else "…" + text[-(max_chars - 1) :]
 
 
-class TrajectoryMemory(_SuccessMemory):
-    """Synapse-style exemplar memory: the raw successful trajectory, capped, is the item."""
+class ExemplarWriter(_SuccessItemWriter):
+    """Synapse-style: the raw successful trajectory, capped, is the item."""
 
-    def _items(self, trajectory: Trajectory) -> list[dict[str, str]]:
+    def _drafts(self, trajectory: Trajectory) -> Plan:
+        yield from ()
         return [
             {
-                "title": _clip(f"Solved example: {trajectory.task}", 100),
-                "description": _clip(f"A past task solved this way: {trajectory.task}", DESCRIPTION_MAX),
+                "title": clip(f"Solved example: {trajectory.task}", 100),
+                "description": clip(f"A past task solved this way: {trajectory.task}", DESCRIPTION_MAX),
                 "content": render_exemplar(trajectory),
             }
         ]
 
 
-class WorkflowMemory(_SuccessMemory):
-    """AWM-style workflow memory: one induced workflow (abstract steps) per success."""
+class WorkflowInducer(_SuccessItemWriter):
+    """AWM-style: one workflow (abstract steps) induced from a success by `InduceWorkflow`."""
 
-    def __init__(self, *args: Any, max_chars: int = 6000, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.inducer = dspy.Predict(InduceWorkflow)
+    def __init__(self, max_chars: int = 6000):
+        super().__init__()
         self.max_chars = max_chars
+        self.induce = dspy.Predict(InduceWorkflow)
 
-    def _inputs(self, trajectory: Trajectory) -> dict[str, str]:
-        return {"task": trajectory.task, "trajectory": render_trajectory(trajectory, trajectory.task, self.max_chars)}
-
-    @staticmethod
-    def _draft(pred: dspy.Prediction) -> list[dict[str, str]]:
+    def _drafts(self, trajectory: Trajectory) -> Plan:
+        inputs = {"task": trajectory.task, "trajectory": render_trajectory(trajectory, trajectory.task, self.max_chars)}
+        pred, error = yield from attempt(self.induce, inputs, "workflow induction")
+        if error is not None:  # a malformed answer writes no memory
+            return []
         steps = [str(s).strip() for s in (getattr(pred, "steps", None) or []) if str(s).strip()]
         if not steps:
             return []
         content = " ".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
-        return [
-            {
-                "title": str(getattr(pred, "title", "") or ""),
-                "description": str(getattr(pred, "when_to_use", "") or ""),
-                "content": content,
-            }
-        ]
+        title = str(getattr(pred, "title", "") or "")
+        return [{"title": title, "description": str(getattr(pred, "when_to_use", "") or ""), "content": content}]
 
-    def _items(self, trajectory: Trajectory) -> list[dict[str, str]]:
-        try:
-            return self._draft(self.inducer(**self._inputs(trajectory)))
-        except Exception as error:  # a malformed answer writes no memory
-            log.warning("workflow induction failed: %s", error)
-            return []
 
-    async def _aitems(self, trajectory: Trajectory) -> list[dict[str, str]]:
-        try:
-            return self._draft(await self.inducer.acall(**self._inputs(trajectory)))
-        except Exception as error:
-            log.warning("workflow induction failed: %s", error)
-            return []
+class TrajectoryMemory(ReasoningBank):
+    """Synapse-style exemplar memory: judged like ReasoningBank, but each success is stored as
+    its raw trajectory (capped) and failures write nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.extractor = ExemplarWriter()
+
+
+class WorkflowMemory(ReasoningBank):
+    """AWM-style workflow memory: judged like ReasoningBank, but each success is stored as one
+    induced workflow and failures write nothing."""
+
+    def __init__(self, *args: Any, max_chars: int = 6000, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.extractor = WorkflowInducer(max_chars)

@@ -22,7 +22,6 @@ environment (it is a live handle, never deep-copied) and take turns on its episo
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
@@ -30,6 +29,8 @@ import dspy
 
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
 from rbdspy.envs.signature import NextAction
+from rbdspy.modules.lm_errors import raise_if_setup_error
+from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
 from rbdspy.types import Step, Trajectory
 
 DEFAULT_MAX_STEPS = 30
@@ -127,6 +128,8 @@ class _Episode:
         self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
 
     def record_error(self, index: int, exc: BaseException) -> None:
+        """An LM that misbehaves wastes the step; one that is missing or unusable ends the run."""
+        raise_if_setup_error(exc)
         self.errors += 1
         message = _clip(f"LM error: {type(exc).__name__}: {exc}", 500)
         self.steps.append(Step(role=ERROR_ROLE, content=message, metadata={"step": index}))
@@ -202,42 +205,33 @@ class EnvAgent(dspy.Module):
             )
         return TaskRef.parse(task_id) if isinstance(task_id, str) else task_id
 
-    def forward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
+    def _plan(self, task: str, memory: str, task_id: str | None) -> Plan:
+        """One episode. Environment calls block (py4j round trips, ~100 ms for ScienceWorld's
+        admissible list), so they are Blocking requests: an async caller runs them in a worker
+        thread and its event loop keeps serving other episodes."""
         ref = self._ref(task_id)
-        with _episode_lock(self.env):
+        lock = _episode_lock(self.env)
+        yield Blocking(lock.acquire)
+        try:
             episode = _Episode(self, ref, task, memory)
-            episode.start(self.env.reset(ref))
+            episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
                 try:
-                    pred = self.act(**episode.inputs())
+                    pred = yield Call(self.act, episode.inputs())
                     action = episode.action_from(pred)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     continue
-                episode.record(action, self.env.step(action), getattr(pred, "reasoning", None))
-                if episode.done:
-                    break
-            return episode.result(self.env)
-
-    async def aforward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
-        ref = self._ref(task_id)
-        lock = _episode_lock(self.env)
-        await asyncio.to_thread(lock.acquire)
-        try:
-            episode = _Episode(self, ref, task, memory)
-            # Environment calls block (py4j round trips, ~100 ms for ScienceWorld's admissible
-            # list): run them in a worker thread so the event loop keeps serving other episodes.
-            episode.start(await asyncio.to_thread(self.env.reset, ref))
-            for index in range(self.max_steps):
-                try:
-                    pred = await self.act.acall(**episode.inputs())
-                    action = episode.action_from(pred)
-                except Exception as exc:
-                    episode.record_error(index, exc)
-                    continue
-                episode.record(action, await asyncio.to_thread(self.env.step, action), getattr(pred, "reasoning", None))
+                result = yield Blocking(self.env.step, (action,))
+                episode.record(action, result, getattr(pred, "reasoning", None))
                 if episode.done:
                     break
             return episode.result(self.env)
         finally:
             lock.release()
+
+    def forward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
+        return run(self._plan(task, memory, task_id))
+
+    async def aforward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
+        return await arun(self._plan(task, memory, task_id))

@@ -4,6 +4,8 @@ an optimizer can see."""
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
+from rbdspy.modules.learner import Learner
+from rbdspy.modules.lm_errors import LMSetupError
 from rbdspy.modules.matts import MaTTS, VanillaTTS
 from rbdspy.modules.reasoning_bank import ReasoningBank
 from rbdspy.modules.refiner import TrajectoryRefiner
@@ -15,6 +17,8 @@ __all__ = [
     "ContrastiveDistiller",
     "Extractor",
     "Judge",
+    "Learner",
+    "LMSetupError",
     "MaTTS",
     "MemoryRetriever",
     "ReasoningBank",

@@ -3,7 +3,6 @@ which input is the task, and what trajectory the agent's output amounts to."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -28,14 +27,6 @@ def accepts_input(agent: dspy.Module, name: str) -> bool:
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
         return any(name in predictor.signature.input_fields for _, predictor in agent.named_predictors())
     return False
-
-
-async def acall_agent(agent: dspy.Module, **inputs: Any) -> Any:
-    """Awaits the agent: natively when it has aforward, else its sync call in a worker thread
-    (asyncio.to_thread carries DSPy's context along)."""
-    if hasattr(agent, "aforward"):
-        return await agent.acall(**inputs)
-    return await asyncio.to_thread(agent, **inputs)
 
 
 def task_text(task_inputs: Mapping[str, Any], task_field: str | None) -> str:

@@ -3,19 +3,17 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 import dspy
 
-from rbdspy.modules.extractor import _as_verdict
 from rbdspy.modules.judge import render_trajectory
-from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_CONTRAST, normalise_lessons
+from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_CONTRAST, check_max_lessons, normalise_lessons
+from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.signatures import ContrastTrajectories
 from rbdspy.types import Verdict
-
-log = logging.getLogger(__name__)
 
 
 class ContrastiveDistiller(dspy.Module):
@@ -28,9 +26,7 @@ class ContrastiveDistiller(dspy.Module):
 
     def __init__(self, max_lessons: int = MAX_LESSONS_PER_CONTRAST, max_chars: int = 9000):
         super().__init__()
-        if not 1 <= max_lessons <= MAX_LESSONS_PER_CONTRAST:
-            raise ValueError(f"max_lessons must be between 1 and {MAX_LESSONS_PER_CONTRAST}; got {max_lessons}")
-        self.max_lessons = max_lessons
+        self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_CONTRAST)
         self.max_chars = max_chars
         self.contrast = dspy.Predict(ContrastTrajectories)
 
@@ -42,28 +38,22 @@ class ContrastiveDistiller(dspy.Module):
                 f"got {len(trajectories)} trajectories but {len(verdicts)} verdicts; pass one verdict per trajectory"
             )
         budget = max(500, self.max_chars // len(trajectories))
-        blocks = []
-        for i, (trajectory, verdict) in enumerate(zip(trajectories, verdicts)):
-            verdict = _as_verdict(verdict)
-            blocks.append(f"## Attempt {i} (verdict: {verdict.label})\n{render_trajectory(trajectory, task, budget)}")
+        blocks = [
+            f"## Attempt {i} (verdict: {Verdict.coerce(verdict).label})\n{render_trajectory(trajectory, task, budget)}"
+            for i, (trajectory, verdict) in enumerate(zip(trajectories, verdicts, strict=True))
+        ]
         return {"task": task, "attempts": "\n\n".join(blocks)}
 
-    def forward(self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]) -> dspy.Prediction:
-        inputs = self._inputs(task, trajectories, verdicts)
-        try:
-            pred = self.contrast(**inputs)
-        except Exception as error:
-            log.warning("contrastive distillation failed: %s", error)
+    def _plan(self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]) -> Plan:
+        pred, error = yield from attempt(self.contrast, self._inputs(task, trajectories, verdicts), "contrast")
+        if error is not None:
             return dspy.Prediction(lessons=[])
         return dspy.Prediction(lessons=normalise_lessons(getattr(pred, "lessons", None), self.max_lessons))
+
+    def forward(self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]) -> dspy.Prediction:
+        return run(self._plan(task, trajectories, verdicts))
 
     async def aforward(
         self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]
     ) -> dspy.Prediction:
-        inputs = self._inputs(task, trajectories, verdicts)
-        try:
-            pred = await self.contrast.acall(**inputs)
-        except Exception as error:
-            log.warning("contrastive distillation failed: %s", error)
-            return dspy.Prediction(lessons=[])
-        return dspy.Prediction(lessons=normalise_lessons(getattr(pred, "lessons", None), self.max_lessons))
+        return await arun(self._plan(task, trajectories, verdicts))

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import dspy
 
 from rbdspy.modules.judge import render_trajectory
-from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
+from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
+from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.types import Verdict
-
-log = logging.getLogger(__name__)
-
-
-def _as_verdict(verdict: Verdict | str) -> Verdict:
-    if isinstance(verdict, Verdict):
-        return verdict
-    if verdict in ("success", "failure", "indeterminate"):
-        return Verdict(label=verdict)
-    raise ValueError(f"verdict must be a Verdict or one of 'success', 'failure', 'indeterminate'; got {verdict!r}")
 
 
 class Extractor(dspy.Module):
@@ -36,45 +27,35 @@ class Extractor(dspy.Module):
 
     def __init__(self, max_lessons: int = MAX_LESSONS_PER_TRAJECTORY, max_chars: int = 6000):
         super().__init__()
-        if not 1 <= max_lessons <= MAX_LESSONS_PER_TRAJECTORY:
-            raise ValueError(f"max_lessons must be between 1 and {MAX_LESSONS_PER_TRAJECTORY}; got {max_lessons}")
-        self.max_lessons = max_lessons
+        self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars
         self.success = dspy.Predict(ExtractSuccessLessons)
         self.failure = dspy.Predict(ExtractFailureLessons)
 
-    def _route(self, task: str, trajectory: Any, verdict: Verdict | str):
-        verdict = _as_verdict(verdict)
+    def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
+        """The predictor that distils a trajectory with this verdict; None extracts nothing."""
         if not verdict.is_determinate:
-            return None, None, None
-        predictor = self.success if verdict.is_success else self.failure
+            return None
+        return self.success if verdict.is_success else self.failure
+
+    def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
+        verdict = Verdict.coerce(verdict)
+        predictor = self.predictor_for(verdict)
+        if predictor is None:
+            return dspy.Prediction(lessons=[], kind=None)
         inputs = {
             "task": task,
             "trajectory": render_trajectory(trajectory, task, self.max_chars),
             "judge_rationale": verdict.rationale or "(none given)",
         }
-        return verdict.label, predictor, inputs
-
-    def _result(self, kind, pred) -> dspy.Prediction:
+        pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
+        if error is not None:  # malformed LM output writes no memory
+            return dspy.Prediction(lessons=[], kind=verdict.label)
         drafts = getattr(pred, "lessons", None)
-        return dspy.Prediction(lessons=normalise_lessons(drafts, self.max_lessons), kind=kind, drafts=drafts)
+        return dspy.Prediction(lessons=normalise_lessons(drafts, self.max_lessons), kind=verdict.label, drafts=drafts)
 
     def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
-        kind, predictor, inputs = self._route(task, trajectory, verdict)
-        if predictor is None:
-            return dspy.Prediction(lessons=[], kind=None)
-        try:
-            return self._result(kind, predictor(**inputs))
-        except Exception as error:  # malformed LM output writes no memory
-            log.warning("%s extraction failed: %s", kind, error)
-            return dspy.Prediction(lessons=[], kind=kind)
+        return run(self._plan(task, trajectory, verdict))
 
     async def aforward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
-        kind, predictor, inputs = self._route(task, trajectory, verdict)
-        if predictor is None:
-            return dspy.Prediction(lessons=[], kind=None)
-        try:
-            return self._result(kind, await predictor.acall(**inputs))
-        except Exception as error:
-            log.warning("%s extraction failed: %s", kind, error)
-            return dspy.Prediction(lessons=[], kind=kind)
+        return await arun(self._plan(task, trajectory, verdict))

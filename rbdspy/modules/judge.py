@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import dspy
 
+from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.signatures import JudgeTrajectory
 from rbdspy.types import Trajectory, Verdict
-
-log = logging.getLogger(__name__)
 
 
 def render_trajectory(trajectory: Any, task: str, max_chars: int) -> str:
@@ -31,17 +30,15 @@ class Judge(dspy.Module):
     a small local model generates for the same evidence).
 
     Returns `Prediction(verdict=Verdict)`. An LM error, an empty answer or a label outside
-    success/failure gives `indeterminate` (the bank then writes nothing); a trajectory in a
-    shape rbdspy does not accept is the caller's bug and raises ValueError.
+    success/failure gives `indeterminate` (the bank then writes nothing); a missing or unusable
+    LM raises `LMSetupError`; a trajectory in a shape rbdspy does not accept is the caller's bug
+    and raises ValueError.
     """
 
     def __init__(self, max_chars: int = 6000):
         super().__init__()
         self.max_chars = max_chars
         self.predict = dspy.Predict(JudgeTrajectory)
-
-    def _inputs(self, task: str, trajectory: Any) -> dict[str, str]:
-        return {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
 
     @staticmethod
     def _verdict(pred: dspy.Prediction) -> Verdict:
@@ -51,20 +48,15 @@ class Judge(dspy.Module):
         rationale = str(getattr(pred, "rationale", "") or "")
         return Verdict(label=label, rationale=rationale.strip()[:2000])
 
-    def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
-        inputs = self._inputs(task, trajectory)
-        try:
-            pred = self.predict(**inputs)
-        except Exception as error:  # an LM that misbehaves must never crash the loop
-            log.warning("judge failed: %s", error)
+    def _plan(self, task: str, trajectory: Any) -> Plan:
+        inputs = {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
+        pred, error = yield from attempt(self.predict, inputs, "judge")
+        if error is not None:
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))
         return dspy.Prediction(verdict=self._verdict(pred))
 
+    def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
+        return run(self._plan(task, trajectory))
+
     async def aforward(self, task: str, trajectory: Any) -> dspy.Prediction:
-        inputs = self._inputs(task, trajectory)
-        try:
-            pred = await self.predict.acall(**inputs)
-        except Exception as error:
-            log.warning("judge failed: %s", error)
-            return dspy.Prediction(verdict=indeterminate("judge call failed", error))
-        return dspy.Prediction(verdict=self._verdict(pred))
+        return await arun(self._plan(task, trajectory))

@@ -17,6 +17,13 @@ MAX_LESSONS_PER_TRAJECTORY = 3
 MAX_LESSONS_PER_CONTRAST = 5
 
 
+def check_max_lessons(max_lessons: int, limit: int) -> int:
+    """`max_lessons` when it is between 1 and `limit` (the cap the design allows), else ValueError."""
+    if isinstance(max_lessons, bool) or not isinstance(max_lessons, int) or not 1 <= max_lessons <= limit:
+        raise ValueError(f"max_lessons must be between 1 and {limit}; got {max_lessons!r}")
+    return max_lessons
+
+
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

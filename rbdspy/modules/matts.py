@@ -16,7 +16,6 @@ comparison that isolates what the contrast adds to memory.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any, Literal
@@ -24,11 +23,13 @@ from typing import Any, Literal
 import dspy
 
 from rbdspy.modules.judge import indeterminate
+from rbdspy.modules.lm_errors import configured_lm
+from rbdspy.modules.plan import Call, Gather, Plan, arun, run
 from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank
 from rbdspy.modules.refiner import TrajectoryRefiner, without_refinements
-from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, arun_rollout, current_lm, run_rollout
+from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, rollout_plan
 from rbdspy.modules.selector import TrajectorySelector
-from rbdspy.types import MemoryItem, Provenance, Trajectory, Verdict
+from rbdspy.types import MemoryItem, Trajectory
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,8 @@ class MaTTS(dspy.Module):
         super().__init__()
         if not isinstance(bank, ReasoningBank):
             raise TypeError(
-                f"bank must be an rbdspy.ReasoningBank (MaTTS uses its agent, judge, extractors and store); got {type(bank).__name__}"
+                "bank must be an rbdspy.ReasoningBank (MaTTS uses its agent, judge, extractors and store); "
+                f"got {type(bank).__name__}"
             )
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be an integer >= 1 (rollouts, or 1 rollout + k-1 refinement passes); got {k!r}")
@@ -109,7 +111,8 @@ class MaTTS(dspy.Module):
             raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         if mode == "parallel" and not (isinstance(temperature, (int, float)) and temperature > 0):
             raise ValueError(
-                f"temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); got {temperature!r}"
+                "temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); "
+                f"got {temperature!r}"
             )
         self.bank = bank
         self.k = k
@@ -142,36 +145,9 @@ class MaTTS(dspy.Module):
             return False
         if failed and all(isinstance(r.exception, CALLER_ERRORS) for r in failed):
             raise failed[0].exception
-        log.warning(
-            "all %d rollouts failed; nothing is written (first error: %s)",
-            len(failed),
-            failed[0].error if failed else None,
-        )
+        first_error = failed[0].error if failed else None
+        log.warning("all %d rollouts failed; nothing is written (first error: %s)", len(failed), first_error)
         return True
-
-    def _known(self, trajectory: Trajectory) -> Verdict | None:
-        return self.bank._known_verdict(trajectory, None)
-
-    def _judge(self, trajectory: Trajectory) -> Verdict:
-        return self._known(trajectory) or self.bank.judge(task=trajectory.task, trajectory=trajectory).verdict
-
-    async def _ajudge(self, trajectory: Trajectory) -> Verdict:
-        return (
-            self._known(trajectory)
-            or (await self.bank.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
-        )
-
-    @staticmethod
-    def _provenance(rollouts: list[Rollout]) -> list[Provenance]:
-        return [
-            Provenance(
-                task=r.trajectory.task,
-                trajectory_id=r.trajectory.id,
-                verdict=r.verdict.label,
-                rationale=r.verdict.rationale,
-            )
-            for r in rollouts
-        ]
 
     def _result(
         self,
@@ -199,190 +175,103 @@ class MaTTS(dspy.Module):
             mode=self.mode,
         )
 
-    # ---- parallel: learning ---------------------------------------------------------------
-
-    def _learning_plan(self, ok: list[Rollout], chosen: Rollout):
-        """What to learn from: ("contrast", rollouts) or ("single", rollout) or (None, None)."""
-        judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
-        if self.contrast and len(judged) >= 2:
-            return "contrast", judged
-        target = (judged[0] if judged else None) if self.contrast else chosen
-        if target is None or target.verdict is None or not target.verdict.is_determinate:
-            return None, None
-        return "single", target
-
-    def _store_contrast(self, lessons, judged: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
-        anchor = chosen if chosen in judged else judged[0]
-        return self.bank.store_lessons(
-            lessons, anchor.trajectory, anchor.verdict, "contrast", provenance=self._provenance(judged)
-        )
-
-    def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
-        kind, what = self._learning_plan(ok, chosen)
-        if kind == "contrast":
-            lessons = self.bank.distiller(
-                task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]
-            ).lessons
-            return self._store_contrast(lessons, what, chosen)
-        if kind == "single":
-            return self._learn_one(what.trajectory, what.verdict, what.verdict.label)
-        return []
-
-    async def _alearn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> list[MemoryItem]:
-        kind, what = self._learning_plan(ok, chosen)
-        if kind == "contrast":
-            pred = await self.bank.distiller.acall(
-                task=task, trajectories=[r.trajectory for r in what], verdicts=[r.verdict for r in what]
-            )
-            return await asyncio.to_thread(self._store_contrast, pred.lessons, what, chosen)
-        if kind == "single":
-            return await self._alearn_one(what.trajectory, what.verdict, what.verdict.label)
-        return []
-
-    def _learn_one(self, trajectory: Trajectory, verdict: Verdict, source) -> list[MemoryItem]:
-        if not verdict.is_determinate:
-            return []
-        lessons = self.bank.extractor(task=trajectory.task, trajectory=trajectory, verdict=verdict).lessons
-        return self.bank.store_lessons(lessons, trajectory, verdict, source)
-
-    async def _alearn_one(self, trajectory: Trajectory, verdict: Verdict, source) -> list[MemoryItem]:
-        if not verdict.is_determinate:
-            return []
-        lessons = (
-            await self.bank.extractor.acall(task=trajectory.task, trajectory=trajectory, verdict=verdict)
-        ).lessons
-        return await asyncio.to_thread(self.bank.store_lessons, lessons, trajectory, verdict, source)
-
     # ---- parallel -------------------------------------------------------------------------
 
-    def _parallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
-        lm = current_lm()
-        rollouts = []
-        for i, rollout_id in enumerate(self.rollout_ids):
-            rollout = run_rollout(
-                self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature
-            )
-            if rollout.ok:
-                rollout.verdict = self._judge(rollout.trajectory)
-            rollouts.append(rollout)
+    def _judged_rollout(self, agent_inputs: dict, task: str, index: int, lm: dspy.BaseLM, rollout_id: int) -> Plan:
+        """Plan -> one sampled rollout, labelled by the bank's learner when it ran."""
+        rollout = yield from rollout_plan(
+            self.bank.agent, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
+        )
+        if rollout.ok:
+            rollout.verdict = yield from self.bank.learner.label_plan(rollout.trajectory)
+        return rollout
+
+    def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> Plan:
+        """Plan -> items written: a contrast of the judged rollouts (two or more), else one
+        rollout's lessons (the only judged one; with contrast off, the chosen one)."""
+        judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
+        learner = self.bank.learner
+        if self.contrast and len(judged) >= 2:
+            trajectories, verdicts = [r.trajectory for r in judged], [r.verdict for r in judged]
+            return (yield from learner.contrast_plan(task, trajectories, verdicts))
+        target = (judged[0] if judged else None) if self.contrast else chosen
+        if target is None or target.verdict is None or not target.verdict.is_determinate:
+            return []
+        return (yield from learner.learn_plan(target.trajectory, verdict=target.verdict)).memories_added
+
+    def _parallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> Plan:
+        lm = configured_lm()
+        plans = [self._judged_rollout(agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)]
+        rollouts = yield Gather(plans)
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])
         ok = [r for r in rollouts if r.ok]
-        selection = self.selector(
-            task=task,
-            trajectories=[r.trajectory for r in ok],
-            verdicts=[r.verdict for r in ok],
-            outcomes=self._outcomes(ok),
-        )
+        inputs = {
+            "task": task,
+            "trajectories": [r.trajectory for r in ok],
+            "verdicts": [r.verdict for r in ok],
+            "outcomes": self._outcomes(ok),
+        }
+        selection = yield Call(self.selector, inputs)
         chosen = ok[selection.index]
-        added = self._learn_parallel(task, ok, chosen)
-        self.bank.store.mark_used([item.id for item in used])
-        return self._result(rollouts, chosen.index, used, added, selection)
-
-    async def _aparallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
-        lm = current_lm()
-
-        async def one(i: int, rollout_id: int) -> Rollout:
-            rollout = await arun_rollout(
-                self.bank.agent, agent_inputs, task, i, lm=lm, rollout_id=rollout_id, temperature=self.temperature
-            )
-            if rollout.ok:
-                rollout.verdict = await self._ajudge(rollout.trajectory)
-            return rollout
-
-        rollouts = list(await asyncio.gather(*(one(i, rid) for i, rid in enumerate(self.rollout_ids))))
-        if self._all_failed(rollouts):
-            return self._result(rollouts, None, used, [])
-        ok = [r for r in rollouts if r.ok]
-        selection = await self.selector.acall(
-            task=task,
-            trajectories=[r.trajectory for r in ok],
-            verdicts=[r.verdict for r in ok],
-            outcomes=self._outcomes(ok),
-        )
-        chosen = ok[selection.index]
-        added = await self._alearn_parallel(task, ok, chosen)
-        await asyncio.to_thread(self.bank.store.mark_used, [item.id for item in used])
+        added = yield from self._learn_parallel(task, ok, chosen)
+        yield from self.bank.learner.record_use_plan(used)
         return self._result(rollouts, chosen.index, used, added, selection)
 
     # ---- sequential -----------------------------------------------------------------------
-
-    @staticmethod
-    def _pass(index: int, refined: dspy.Prediction) -> Rollout:
-        return Rollout(index=index, trajectory=refined.trajectory, notes=refined.notes, error=refined.error)
 
     def _sequential_outputs(self, first: Rollout, final: Trajectory) -> dict[str, Any]:
         """The agent's outputs, its single answer field replaced by the refined answer (not for an
         environment-scored trajectory, whose answer is what the environment recorded)."""
         outputs = dict(first.outputs)
         fields = [k for k in outputs if k not in MATTS_FIELDS]
-        if (
-            final.outcome is None
-            and len(fields) == 1
-            and final.final_answer
-            and final.final_answer != first.trajectory.final_answer
-        ):
+        refined = final.final_answer and final.final_answer != first.trajectory.final_answer
+        if final.outcome is None and len(fields) == 1 and refined:
             outputs[fields[0]] = final.final_answer
         return outputs
 
-    def _sequential_source(self, final: Trajectory, verdict: Verdict):
+    def _sequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> Plan:
+        first = yield from rollout_plan(self.bank.agent, agent_inputs, task, 0)
+        if self._all_failed([first]):
+            return self._result([first], None, used, [])
+        passes, trajectory = [first], first.trajectory
+        for number in range(1, self.k):
+            inputs = {"task": task, "trajectory": trajectory, "pass_number": number}
+            refined = yield Call(self.refiner, inputs)
+            trajectory = refined.trajectory
+            passes.append(Rollout(index=number, trajectory=trajectory, notes=refined.notes, error=refined.error))
+        learner = self.bank.learner
+        verdict = yield from learner.label_plan(trajectory)
+        final = passes[-1]
+        final.trajectory, final.verdict = trajectory, verdict
+        # MaTTS learns from the trajectory with its re-examination notes; vanilla TTS without them.
         if self.contrast:
-            return final, "refine"
-        return without_refinements(final), verdict.label
-
-    def _sequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
-        first = run_rollout(self.bank.agent, agent_inputs, task, 0)
-        if self._all_failed([first]):
-            return self._result([first], None, used, [])
-        passes, trajectory = [first], first.trajectory
-        for number in range(1, self.k):
-            refined = self.refiner(task=task, trajectory=trajectory, pass_number=number)
-            passes.append(self._pass(number, refined))
-            trajectory = refined.trajectory
-        verdict = self._judge(trajectory)
-        final = passes[-1]
-        final.trajectory, final.verdict = trajectory, verdict
-        learn_from, source = self._sequential_source(trajectory, verdict)
-        added = self._learn_one(learn_from, verdict, source)
-        self.bank.store.mark_used([item.id for item in used])
-        return self._result(passes, final.index, used, added, outputs=self._sequential_outputs(first, trajectory))
-
-    async def _asequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> dspy.Prediction:
-        first = await arun_rollout(self.bank.agent, agent_inputs, task, 0)
-        if self._all_failed([first]):
-            return self._result([first], None, used, [])
-        passes, trajectory = [first], first.trajectory
-        for number in range(1, self.k):
-            refined = await self.refiner.acall(task=task, trajectory=trajectory, pass_number=number)
-            passes.append(self._pass(number, refined))
-            trajectory = refined.trajectory
-        verdict = await self._ajudge(trajectory)
-        final = passes[-1]
-        final.trajectory, final.verdict = trajectory, verdict
-        learn_from, source = self._sequential_source(trajectory, verdict)
-        added = await self._alearn_one(learn_from, verdict, source)
-        await asyncio.to_thread(self.bank.store.mark_used, [item.id for item in used])
-        return self._result(passes, final.index, used, added, outputs=self._sequential_outputs(first, trajectory))
+            learned = yield from learner.learn_plan(trajectory, verdict=verdict, source="refine")
+        else:
+            learned = yield from learner.learn_plan(without_refinements(trajectory), verdict=verdict)
+        yield from learner.record_use_plan(used)
+        outputs = self._sequential_outputs(first, trajectory)
+        return self._result(passes, final.index, used, learned.memories_added, outputs=outputs)
 
     # ---- entry points ---------------------------------------------------------------------
+
+    def _plan(self, task_inputs: dict[str, Any]) -> Plan:
+        """Memory is retrieved once: every rollout sees the same block, and the items count one use."""
+        task = self.bank.task_of(task_inputs)
+        used = yield from self.bank.recall_plan(task)
+        agent_inputs = self.bank.agent_inputs(task_inputs, used)
+        run_mode = self._parallel if self.mode == "parallel" else self._sequential
+        return (yield from run_mode(task, agent_inputs, used))
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
         """Rollouts run one after another (what a one-sequence local engine and a locked
         environment do anyway); `acall` runs parallel rollouts concurrently."""
-        task = self.bank._prepare(task_inputs)
-        used = self.bank.retriever(task=task).memories
-        agent_inputs = self.bank._agent_inputs(task_inputs, used)
-        run = self._parallel if self.mode == "parallel" else self._sequential
-        return run(task, agent_inputs, used)
+        return run(self._plan(task_inputs))
 
     async def aforward(self, **task_inputs: Any) -> dspy.Prediction:
         """Parallel rollouts (each followed by its judge) run concurrently with asyncio.gather,
         so one call is one trace; the selection and the contrast follow once all are in."""
-        task = self.bank._prepare(task_inputs)
-        used = (await self.bank.retriever.acall(task=task)).memories
-        agent_inputs = self.bank._agent_inputs(task_inputs, used)
-        run = self._aparallel if self.mode == "parallel" else self._asequential
-        return await run(task, agent_inputs, used)
+        return await arun(self._plan(task_inputs))
 
     # ---- persistence ----------------------------------------------------------------------
 

@@ -5,20 +5,22 @@ retrieve -> act (the wrapped agent, memory block injected) -> judge -> extract -
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import dspy
 
-from rbdspy.memory import format_memory_block, make_policy
+from rbdspy.memory import format_memory_block
 from rbdspy.modules import compiled as compiled_prompts
-from rbdspy.modules.agent_io import acall_agent, accepts_input, output_fields, task_text, trajectory_of
+from rbdspy.modules.agent_io import accepts_input, output_fields, task_text, trajectory_of
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
+from rbdspy.modules.learner import Learner
+from rbdspy.modules.lm_errors import act
+from rbdspy.modules.plan import Call, Plan, arun, run
 from rbdspy.modules.retriever import DEFAULT_K, MemoryRetriever
-from rbdspy.types import MemoryItem, Provenance, SourceKind, Trajectory, Verdict
+from rbdspy.types import MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory")
 
@@ -31,7 +33,8 @@ class ReasoningBank(dspy.Module):
     fenced data block through the input the agent declares (`memory_field`, default
     "memory"), runs the agent, judges the trajectory, extracts lessons and stores them. It
     returns the agent's outputs plus `verdict`, `memories_used`, `memories_added` and
-    `trajectory`.
+    `trajectory`. All learning goes through `bank.learner` (a `Learner`), which MaTTS and
+    the benchmark baselines share.
 
     Args:
         agent: any dspy.Module (or Predict) with an input named `memory_field`. If it returns a
@@ -67,7 +70,8 @@ class ReasoningBank(dspy.Module):
         super().__init__()
         if not isinstance(agent, dspy.Module):
             raise TypeError(
-                f"agent must be a dspy.Module (e.g. dspy.ChainOfThought('task, memory -> answer')); got {type(agent).__name__}"
+                "agent must be a dspy.Module (e.g. dspy.ChainOfThought('task, memory -> answer')); "
+                f"got {type(agent).__name__}"
             )
         if not accepts_input(agent, memory_field):
             raise ValueError(
@@ -81,11 +85,10 @@ class ReasoningBank(dspy.Module):
         self.judge = Judge()
         self.extractor = Extractor()
         self.distiller = ContrastiveDistiller()
-        self.policy = make_policy(consolidation)
+        self.learner = Learner(self, store, consolidation=consolidation, scope=scope, trust_outcome=trust_outcome)
         self.scope = scope
         self.memory_field = memory_field
         self.task_field = task_field
-        self.trust_outcome = trust_outcome
         self.compiled_from: list[str] = []
         self._load_compiled(compiled)
 
@@ -100,46 +103,48 @@ class ReasoningBank(dspy.Module):
         else:
             self.compiled_from = compiled_prompts.load_directory(self, path, required)
 
+    @property
+    def trust_outcome(self) -> bool:
+        """Whether a trajectory's own ground-truth outcome labels it instead of the judge."""
+        return self.learner.trust_outcome
+
     # ---- the loop -------------------------------------------------------------------------
 
-    def _prepare(self, task_inputs: dict[str, Any]) -> str:
+    def task_of(self, task_inputs: dict[str, Any]) -> str:
+        """The task text of a call's inputs (what retrieval and the judge see)."""
         if self.memory_field in task_inputs:
             raise ValueError(f"{self.memory_field!r} is filled by the bank from memory; do not pass it as an input")
         return task_text(task_inputs, self.task_field)
 
-    def _agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem]) -> dict[str, Any]:
+    def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem]) -> dict[str, Any]:
+        """The agent's inputs: the task's, plus the served items as a fenced memory block."""
         return {**task_inputs, self.memory_field: format_memory_block(used)}
 
-    def _known_verdict(self, trajectory: Trajectory, outcome: bool | None) -> Verdict | None:
-        if outcome is not None:
-            return Verdict.from_outcome(outcome)
-        if self.trust_outcome and trajectory.outcome is not None:
-            return Verdict.from_outcome(trajectory.outcome)
-        return None
+    def recall_plan(self, task: str) -> Plan:
+        """Plan -> the items served for `task` (top-k of the bank's scope)."""
+        return (yield Call(self.retriever, {"task": task})).memories
 
-    def _result(self, outputs, trajectory, verdict, used, added) -> dspy.Prediction:
+    def _plan(self, task_inputs: dict[str, Any]) -> Plan:
+        task = self.task_of(task_inputs)
+        used = yield from self.recall_plan(task)
+        outputs = output_fields((yield from act(self.agent, self.agent_inputs(task_inputs, used))))
+        trajectory = trajectory_of(outputs, task, task_inputs)
+        learned = yield from self.learner.learn_plan(trajectory, task)
+        yield from self.learner.record_use_plan(used)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         return dspy.Prediction(
-            **answer, verdict=verdict, memories_used=used, memories_added=added, trajectory=trajectory
+            **answer,
+            verdict=learned.verdict,
+            memories_used=used,
+            memories_added=learned.memories_added,
+            trajectory=trajectory,
         )
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
-        task = self._prepare(task_inputs)
-        used = self.retriever(task=task).memories
-        outputs = output_fields(self.agent(**self._agent_inputs(task_inputs, used)))
-        trajectory = trajectory_of(outputs, task, task_inputs)
-        learned = self.ingest(trajectory, task=task)
-        self.store.mark_used([item.id for item in used])
-        return self._result(outputs, trajectory, learned.verdict, used, learned.memories_added)
+        return run(self._plan(task_inputs))
 
     async def aforward(self, **task_inputs: Any) -> dspy.Prediction:
-        task = self._prepare(task_inputs)
-        used = (await self.retriever.acall(task=task)).memories
-        outputs = output_fields(await acall_agent(self.agent, **self._agent_inputs(task_inputs, used)))
-        trajectory = trajectory_of(outputs, task, task_inputs)
-        learned = await self.aingest(trajectory, task=task)
-        await asyncio.to_thread(self.store.mark_used, [item.id for item in used])
-        return self._result(outputs, trajectory, learned.verdict, used, learned.memories_added)
+        return await arun(self._plan(task_inputs))
 
     # ---- learning from a trajectory the caller already has ----------------------------------
 
@@ -147,61 +152,11 @@ class ReasoningBank(dspy.Module):
         """Judge (unless `outcome` is known), extract and store lessons from one trajectory.
 
         Returns `Prediction(verdict, memories_added, trajectory)`. An indeterminate verdict
-        writes nothing.
-        """
-        trajectory = self._coerce(trajectory, task)
-        verdict = (
-            self._known_verdict(trajectory, outcome) or self.judge(task=trajectory.task, trajectory=trajectory).verdict
-        )
-        lessons = self.extractor(task=trajectory.task, trajectory=trajectory, verdict=verdict).lessons
-        added = self.store_lessons(lessons, trajectory, verdict, source=verdict.label)
-        return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
+        writes nothing."""
+        return self.learner.learn(trajectory, task, outcome)
 
     async def aingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
-        trajectory = self._coerce(trajectory, task)
-        verdict = self._known_verdict(trajectory, outcome)
-        if verdict is None:
-            verdict = (await self.judge.acall(task=trajectory.task, trajectory=trajectory)).verdict
-        lessons = (await self.extractor.acall(task=trajectory.task, trajectory=trajectory, verdict=verdict)).lessons
-        added = await asyncio.to_thread(self.store_lessons, lessons, trajectory, verdict, verdict.label)
-        return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
-
-    @staticmethod
-    def _coerce(trajectory: Any, task: str | None) -> Trajectory:
-        trajectory = Trajectory.coerce(trajectory, task=task)
-        if not trajectory.task:
-            raise ValueError("ingest needs the task: pass task='...' or a Trajectory whose task is set")
-        return trajectory
-
-    def store_lessons(
-        self,
-        lessons,
-        trajectory: Trajectory,
-        verdict: Verdict,
-        source: SourceKind,
-        provenance: list[Provenance] | None = None,
-    ) -> list[MemoryItem]:
-        """Consolidate lessons into the store with their provenance; nothing from an
-        indeterminate verdict.
-
-        `provenance` replaces the single entry built from `trajectory` and `verdict`: lessons
-        distilled from several trajectories (MaTTS contrast) cite each of them."""
-        if not lessons or not verdict.is_determinate:
-            return []
-        if not provenance:
-            provenance = [
-                Provenance(
-                    task=trajectory.task,
-                    trajectory_id=trajectory.id,
-                    verdict=verdict.label,
-                    rationale=verdict.rationale,
-                )
-            ]
-        items = [
-            MemoryItem.from_lesson(lesson, source=source, provenance=list(provenance), scope=self.scope)
-            for lesson in lessons
-        ]
-        return self.policy.apply(self.store, items)
+        return await self.learner.alearn(trajectory, task, outcome)
 
     # ---- retrieval and persistence -----------------------------------------------------------
 

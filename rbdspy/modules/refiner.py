@@ -9,15 +9,13 @@ trajectory *with* its notes.
 
 from __future__ import annotations
 
-import logging
-
 import dspy
 
 from rbdspy.modules.judge import render_trajectory
+from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.signatures import RefineTrajectory
 from rbdspy.types import Step, Trajectory
-
-log = logging.getLogger(__name__)
 
 REFINEMENT_ROLE = "refinement"
 NOTES_MAX = 2000
@@ -63,17 +61,20 @@ class TrajectoryRefiner(dspy.Module):
         self.max_chars = max_chars
         self.refine = dspy.Predict(RefineTrajectory)
 
-    def _inputs(self, task: str, trajectory: Trajectory) -> dict[str, str]:
-        return {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
-
     @staticmethod
-    def _result(pred, trajectory: Trajectory, pass_number: int) -> dspy.Prediction:
+    def _skipped(trajectory: Trajectory, why: str) -> dspy.Prediction:
+        return dspy.Prediction(notes=None, refined_answer=None, trajectory=trajectory, error=why[:1000])
+
+    def _plan(self, task: str, trajectory: Trajectory, pass_number: int) -> Plan:
+        trajectory = Trajectory.coerce(trajectory, task=task)
+        inputs = {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
+        pred, error = yield from attempt(self.refine, inputs, f"refinement pass {pass_number}")
+        if error is not None:  # an LM that misbehaves skips the pass, never the loop
+            return self._skipped(trajectory, f"{type(error).__name__}: {error}")
         notes = _clip(str(getattr(pred, "notes", "") or ""), NOTES_MAX)
         answer = _clip(str(getattr(pred, "refined_answer", "") or ""), ANSWER_MAX)
         if not notes:
-            return dspy.Prediction(
-                notes=None, refined_answer=None, trajectory=trajectory, error="the refiner wrote no notes"
-            )
+            return self._skipped(trajectory, "the refiner wrote no notes")
         return dspy.Prediction(
             notes=notes,
             refined_answer=answer or None,
@@ -82,23 +83,7 @@ class TrajectoryRefiner(dspy.Module):
         )
 
     def forward(self, task: str, trajectory: Trajectory, pass_number: int = 1) -> dspy.Prediction:
-        trajectory = Trajectory.coerce(trajectory, task=task)
-        try:
-            pred = self.refine(**self._inputs(task, trajectory))
-        except Exception as error:  # an LM that misbehaves skips the pass, never the loop
-            log.warning("refinement pass %d failed: %s", pass_number, error)
-            return dspy.Prediction(
-                notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000]
-            )
-        return self._result(pred, trajectory, pass_number)
+        return run(self._plan(task, trajectory, pass_number))
 
     async def aforward(self, task: str, trajectory: Trajectory, pass_number: int = 1) -> dspy.Prediction:
-        trajectory = Trajectory.coerce(trajectory, task=task)
-        try:
-            pred = await self.refine.acall(**self._inputs(task, trajectory))
-        except Exception as error:
-            log.warning("refinement pass %d failed: %s", pass_number, error)
-            return dspy.Prediction(
-                notes=None, refined_answer=None, trajectory=trajectory, error=f"{type(error).__name__}: {error}"[:1000]
-            )
-        return self._result(pred, trajectory, pass_number)
+        return await arun(self._plan(task, trajectory, pass_number))

@@ -27,7 +27,9 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.agent_io import acall_agent, output_fields, trajectory_of
+from rbdspy.modules.agent_io import output_fields, trajectory_of
+from rbdspy.modules.lm_errors import LMSetupError, act
+from rbdspy.modules.plan import Plan
 from rbdspy.types import Trajectory, Verdict
 
 log = logging.getLogger(__name__)
@@ -59,15 +61,6 @@ class Rollout:
         return self.error is None and self.trajectory is not None
 
 
-def current_lm() -> dspy.BaseLM:
-    lm = dspy.settings.lm
-    if lm is None:
-        raise ValueError(
-            "test-time scaling samples rollouts from the configured LM, and none is set: call dspy.configure(lm=...) or use dspy.context(lm=...)"
-        )
-    return lm
-
-
 def sampled_lm(lm: dspy.BaseLM, rollout_id: Any, temperature: float | None) -> dspy.BaseLM:
     """A copy of `lm` whose requests carry `rollout_id` (and `temperature`, when given)."""
     updates: dict[str, Any] = {"rollout_id": rollout_id}
@@ -76,59 +69,31 @@ def sampled_lm(lm: dspy.BaseLM, rollout_id: Any, temperature: float | None) -> d
     return lm.copy(**updates)
 
 
-def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:1000]
-
-
-def _finish(rollout: Rollout, pred: Any, task: str, agent_inputs: dict[str, Any]) -> Rollout:
+def rollout_plan(
+    agent: dspy.Module,
+    agent_inputs: dict[str, Any],
+    task: str,
+    index: int,
+    *,
+    lm: dspy.BaseLM | None = None,
+    rollout_id: Any = None,
+    temperature: float | None = None,
+) -> Plan:
+    """Plan: `agent(**agent_inputs)` once, under a sampled copy of `lm` when `lm` is given.
+    A setup mistake (no LM, an unknown model) raises; any other error is recorded."""
+    rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
+    sampled = sampled_lm(lm, rollout_id, temperature) if lm is not None else None
+    try:
+        pred = yield from act(agent, agent_inputs, lm=sampled)
+    except Exception as error:  # one rollout's failure must not abort the others; a setup mistake does
+        if isinstance(error, LMSetupError):
+            raise
+        log.warning("rollout %d failed: %s", index, error)
+        rollout.error, rollout.exception = f"{type(error).__name__}: {error}"[:1000], error
+        return rollout
     rollout.outputs = output_fields(pred)
     rollout.trajectory = trajectory_of(rollout.outputs, task, agent_inputs)
     return rollout
-
-
-def run_rollout(
-    agent: dspy.Module,
-    agent_inputs: dict[str, Any],
-    task: str,
-    index: int,
-    *,
-    lm: dspy.BaseLM | None = None,
-    rollout_id: Any = None,
-    temperature: float | None = None,
-) -> Rollout:
-    """Runs `agent(**agent_inputs)` once, under a sampled copy of `lm` when `lm` is given."""
-    rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
-    try:
-        if lm is None:
-            return _finish(rollout, agent(**agent_inputs), task, agent_inputs)
-        with dspy.context(lm=sampled_lm(lm, rollout_id, temperature)):
-            return _finish(rollout, agent(**agent_inputs), task, agent_inputs)
-    except Exception as error:  # one rollout's failure must not abort the others
-        log.warning("rollout %d failed: %s", index, error)
-        rollout.error, rollout.exception = _error_text(error), error
-        return rollout
-
-
-async def arun_rollout(
-    agent: dspy.Module,
-    agent_inputs: dict[str, Any],
-    task: str,
-    index: int,
-    *,
-    lm: dspy.BaseLM | None = None,
-    rollout_id: Any = None,
-    temperature: float | None = None,
-) -> Rollout:
-    rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
-    try:
-        if lm is None:
-            return _finish(rollout, await acall_agent(agent, **agent_inputs), task, agent_inputs)
-        with dspy.context(lm=sampled_lm(lm, rollout_id, temperature)):
-            return _finish(rollout, await acall_agent(agent, **agent_inputs), task, agent_inputs)
-    except Exception as error:
-        log.warning("rollout %d failed: %s", index, error)
-        rollout.error, rollout.exception = _error_text(error), error
-        return rollout
 
 
 def step_count(trajectory: Trajectory) -> int:

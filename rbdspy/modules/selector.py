@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import dspy
 
+from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.modules.rollout import step_count
 from rbdspy.signatures import SelectBestTrajectory
 from rbdspy.types import Trajectory, Verdict
@@ -67,16 +69,20 @@ class TrajectorySelector(dspy.Module):
         outcomes = list(outcomes) if outcomes is not None else [None] * len(trajectories)
         if not len(trajectories) == len(verdicts) == len(outcomes):
             raise ValueError(
-                f"got {len(trajectories)} trajectories, {len(verdicts)} verdicts and {len(outcomes)} outcomes; pass one of each per trajectory"
+                f"got {len(trajectories)} trajectories, {len(verdicts)} verdicts and {len(outcomes)} outcomes; "
+                "pass one of each per trajectory"
             )
         return [Trajectory.coerce(t) for t in trajectories], verdicts, outcomes
 
     def _inputs(self, task: str, trajectories, verdicts, outcomes) -> dict[str, str]:
         budget = max(500, self.max_chars // len(trajectories))
         blocks = []
-        for i, (trajectory, verdict, outcome) in enumerate(zip(trajectories, verdicts, outcomes)):
+        for i, (trajectory, verdict, outcome) in enumerate(zip(trajectories, verdicts, outcomes, strict=True)):
             label = verdict.label if verdict is not None else "not judged"
-            header = f"## Attempt {i} (judge verdict: {label}; measured outcome: {_outcome_text(outcome)}; steps: {step_count(trajectory)})"
+            header = (
+                f"## Attempt {i} (judge verdict: {label}; measured outcome: {_outcome_text(outcome)}; "
+                f"steps: {step_count(trajectory)})"
+            )
             blocks.append(f"{header}\n{trajectory.render(budget)}")
         return {"task": task, "attempts": "\n\n".join(blocks)}
 
@@ -101,6 +107,16 @@ class TrajectorySelector(dspy.Module):
             index=rule_choice(trajectories, verdicts, outcomes), rationale=f"rule choice ({why})"[:2000], method="rule"
         )
 
+    def _plan(self, task: str, trajectories, verdicts, outcomes) -> Plan:
+        trajectories, verdicts, outcomes = self._check(trajectories, verdicts, outcomes)
+        if len(trajectories) == 1:
+            return dspy.Prediction(index=0, rationale="only one attempt", method="single")
+        inputs = self._inputs(task, trajectories, verdicts, outcomes)
+        pred, error = yield from attempt(self.select, inputs, "selector")
+        if error is not None:  # an LM that misbehaves falls back to the rule
+            return self._rule(trajectories, verdicts, outcomes, f"selector failed: {type(error).__name__}")
+        return self._decide(pred, trajectories, verdicts, outcomes)
+
     def forward(
         self,
         task: str,
@@ -108,15 +124,7 @@ class TrajectorySelector(dspy.Module):
         verdicts: Sequence[Verdict | None] | None = None,
         outcomes: Sequence[bool | None] | None = None,
     ) -> dspy.Prediction:
-        trajectories, verdicts, outcomes = self._check(trajectories, verdicts, outcomes)
-        if len(trajectories) == 1:
-            return dspy.Prediction(index=0, rationale="only one attempt", method="single")
-        try:
-            pred = self.select(**self._inputs(task, trajectories, verdicts, outcomes))
-        except Exception as error:  # an LM that misbehaves falls back to the rule
-            log.warning("selector failed: %s", error)
-            return self._rule(trajectories, verdicts, outcomes, f"selector failed: {type(error).__name__}")
-        return self._decide(pred, trajectories, verdicts, outcomes)
+        return run(self._plan(task, trajectories, verdicts, outcomes))
 
     async def aforward(
         self,
@@ -125,12 +133,4 @@ class TrajectorySelector(dspy.Module):
         verdicts: Sequence[Verdict | None] | None = None,
         outcomes: Sequence[bool | None] | None = None,
     ) -> dspy.Prediction:
-        trajectories, verdicts, outcomes = self._check(trajectories, verdicts, outcomes)
-        if len(trajectories) == 1:
-            return dspy.Prediction(index=0, rationale="only one attempt", method="single")
-        try:
-            pred = await self.select.acall(**self._inputs(task, trajectories, verdicts, outcomes))
-        except Exception as error:
-            log.warning("selector failed: %s", error)
-            return self._rule(trajectories, verdicts, outcomes, f"selector failed: {type(error).__name__}")
-        return self._decide(pred, trajectories, verdicts, outcomes)
+        return await arun(self._plan(task, trajectories, verdicts, outcomes))

@@ -390,7 +390,7 @@ def test_bad_arguments_are_named(store, kwargs, match):
 def test_needs_a_bank_and_a_configured_lm(store):
     with pytest.raises(TypeError, match="ReasoningBank"):
         MaTTS(Agent())
-    with pytest.raises(ValueError, match="dspy.configure"):
+    with pytest.raises(rbdspy.LMSetupError, match="dspy.configure"):
         MaTTS(ReasoningBank(agent=Agent(), store=store), k=2)(task=TASK)
     with pytest.raises(TypeError, match="never contrasts"):
         VanillaTTS(ReasoningBank(agent=Agent(), store=store), contrast=True)
