@@ -54,6 +54,17 @@ class Step(BaseModel):
         return value if isinstance(value, str) else str(value)
 
 
+SITUATION_MAX = 1000  # about what a MiniLM-sized embedder reads (256 word pieces)
+OBSERVATION_ROLES = ("env", "tool", "observation")
+
+
+def situation_text(task: str, first_observation: str) -> str:
+    """The retrieval query of a task in context: its text plus what the agent first saw. Tasks
+    made from one template (every CookingWorld game has the same instruction) differ here."""
+    text = " ".join(f"{task} Start: {first_observation}".split()) if first_observation else " ".join(task.split())
+    return text if len(text) <= SITUATION_MAX else text[: SITUATION_MAX - 1].rstrip() + "…"
+
+
 class Trajectory(BaseModel):
     """What an agent did on one task: its steps, its final answer and, when an environment
     scored it, the ground-truth outcome (True = success)."""
@@ -97,6 +108,16 @@ class Trajectory(BaseModel):
                 f"Cannot read a trajectory from {type(value).__name__}. Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
             )
         return cls(task=task or "", steps=steps, **fields)
+
+    def situation(self) -> str:
+        """The task plus the first observation (the first step from an environment or tool),
+        as `situation_text` writes it; an agent that recorded its own (`metadata["situation"]`)
+        is taken at its word."""
+        recorded = self.metadata.get("situation")
+        if isinstance(recorded, str) and recorded.strip():
+            return recorded
+        first = next((s.content for s in self.steps if s.role in OBSERVATION_ROLES), "")
+        return situation_text(self.task, first)
 
     def render(self, max_chars: int = 6000) -> str:
         """The trajectory as prompt text. Long trajectories keep their start and their end
@@ -181,6 +202,9 @@ class Provenance(BaseModel):
     trajectory_id: str | None = None
     verdict: VerdictLabel | None = None
     rationale: str = ""
+    # The situation the lesson was learned in (the task plus what the agent first saw), when the
+    # bank retrieves by situation: it is the text the item is found by.
+    situation: str | None = None
 
 
 class MemoryItem(Lesson):
@@ -193,6 +217,13 @@ class MemoryItem(Lesson):
     created_at: datetime = Field(default_factory=_now)
     use_count: int = Field(default=0, ge=0)
     last_used_at: datetime | None = None
+    # Outcomes of the tasks the item was served on (see memory/ranking.py): decided successes and
+    # failures, the usefulness value they taught (optimistic for a new item), and whether the
+    # item was retired as confidently harmful (kept and restorable, no longer served).
+    successes: int = Field(default=0, ge=0)
+    failures: int = Field(default=0, ge=0)
+    value: float = Field(default=1.0, ge=0.0, le=1.0)
+    retired: bool = False
 
     @property
     def task(self) -> str:
@@ -200,9 +231,11 @@ class MemoryItem(Lesson):
         return self.provenance[0].task if self.provenance else ""
 
     def key_text(self, key: Literal["task", "item"]) -> str:
-        """The text the store embeds for retrieval: the originating task (the paper's
-        query-to-query retrieval) or the item's own text. Items with no task fall back to
-        their text."""
+        """The text the store embeds for retrieval: the originating task, or the situation it was
+        learned in when the bank recorded one (query-to-query retrieval, as in the paper), or the
+        item's own text. Items with no task fall back to their text."""
+        if key == "task" and self.provenance and self.provenance[0].situation:
+            return self.provenance[0].situation
         if key == "task" and self.task:
             return self.task
         return self.text()

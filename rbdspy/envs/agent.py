@@ -31,7 +31,7 @@ from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, Step
 from rbdspy.envs.signature import NextAction
 from rbdspy.modules.lm_errors import raise_if_setup_error
 from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
-from rbdspy.types import Step, Trajectory
+from rbdspy.types import Step, Trajectory, situation_text
 
 DEFAULT_MAX_STEPS = 30
 DEFAULT_HISTORY_WINDOW = 6
@@ -196,6 +196,15 @@ class EnvAgent(dspy.Module):
         """The task's description text, for `bank(task=agent.describe(tid), task_id=tid)`."""
         with _episode_lock(self.env):
             return self.env.describe(task_id)
+
+    def situation(self, task: str = "", task_id: str | TaskRef | None = None, **_: Any) -> str:
+        """What the bank retrieves by: the task plus the episode's first observation (a reset,
+        milliseconds in TextWorld-Express). The trajectory records the same text, so lessons are
+        stored under the situation they were learned in."""
+        ref = self._ref(task_id)
+        with _episode_lock(self.env):
+            first = self.env.reset(ref, admissible=False)
+        return situation_text(task or first.task_description, first.text)
 
     def _ref(self, task_id: str | TaskRef | None) -> TaskRef:
         if task_id is None or task_id == "":

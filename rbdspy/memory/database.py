@@ -16,11 +16,12 @@ own (MemoryStore holds its lock around every call).
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from rbdspy.memory.ranking import updated_value
 from rbdspy.types import MemoryItem
 
 __all__ = [
@@ -73,6 +75,24 @@ CREATE TABLE IF NOT EXISTS changes (
     row INTEGER NOT NULL
 );
 """
+
+
+_EPISODES = """CREATE TABLE IF NOT EXISTS episodes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    task TEXT NOT NULL,
+    outcome INTEGER,
+    items TEXT NOT NULL
+)"""
+
+
+def used_item(item: MemoryItem, now: datetime, outcome: bool | None) -> MemoryItem:
+    """`item` after one more use on a task that ended in `outcome` (None: undecided)."""
+    update: dict[str, Any] = {"use_count": item.use_count + 1, "last_used_at": now}
+    if outcome is not None:
+        update["successes" if outcome else "failures"] = (item.successes if outcome else item.failures) + 1
+        update["value"] = updated_value(item.value, outcome)
+    return item.model_copy(update=update)
 
 
 def chunks(seq: Sequence[Any], size: int = SQL_CHUNK) -> Iterator[Sequence[Any]]:
@@ -342,18 +362,68 @@ class Database:
             self.conn.execute(f"DELETE FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk)
         return found
 
-    def mark_used(self, ids: Sequence[str], now: datetime) -> int:
-        """Inside a write transaction: use_count + 1 and last_used_at = now for each (unique) id."""
-        updates = []
+    def mark_used(self, ids: Sequence[str], now: datetime, outcome: bool | None = None) -> list[MemoryItem]:
+        """Inside a write transaction: use_count + 1 and last_used_at = now for each (unique) id,
+        and, with a decided `outcome`, one more success or failure and the value it teaches.
+        Returns the items as updated."""
+        return self._update_items(ids, lambda item: used_item(item, now, outcome))
+
+    def set_retired(self, ids: Sequence[str], retired: bool) -> list[MemoryItem]:
+        """Inside a write transaction: retire (or restore) each id that is not already so."""
+        return self._update_items(
+            ids, lambda item: item.model_copy(update={"retired": retired}) if item.retired != retired else None
+        )
+
+    def _update_items(self, ids: Sequence[str], change: Callable[[MemoryItem], MemoryItem | None]) -> list[MemoryItem]:
+        """Rewrites the JSON of each item `change` returns a new version of (None: unchanged).
+        Fields outside the vectors only: the indexes are not touched."""
+        updated: list[tuple[int, MemoryItem]] = []
         for chunk in chunks(list(ids)):
             for pk, data in self.conn.execute(
                 f"SELECT pk, data FROM items WHERE id IN ({placeholders(len(chunk))})", chunk
             ):
-                item = MemoryItem.model_validate_json(data)
-                used = item.model_copy(update={"use_count": item.use_count + 1, "last_used_at": now})
-                updates.append((used.model_dump_json(), pk))
-        self.conn.executemany("UPDATE items SET data = ? WHERE pk = ?", updates)
-        return len(updates)
+                new = change(MemoryItem.model_validate_json(data))
+                if new is not None:
+                    updated.append((pk, new))
+        self.conn.executemany(
+            "UPDATE items SET data = ? WHERE pk = ?", [(i.model_dump_json(), pk) for pk, i in updated]
+        )
+        return [item for _, item in updated]
+
+    # ------------------------------------------------------------------ episodes (served items and outcomes)
+
+    def record_episode(self, task: str, outcome: bool | None, ids: Sequence[str], now: datetime) -> None:
+        """Inside a write transaction: one task, the items served for it and how it ended. The
+        table is created on first use, so stores written before it existed gain it then."""
+        self.conn.execute(_EPISODES)
+        self.conn.execute(
+            "INSERT INTO episodes(at, task, outcome, items) VALUES (?, ?, ?, ?)",
+            (now.isoformat(), task, None if outcome is None else int(outcome), json.dumps(list(ids))),
+        )
+
+    def base_rate(self) -> tuple[int, int]:
+        """(decided tasks recorded, successes among them)."""
+        try:
+            decided, wins = self.conn.execute(
+                "SELECT COUNT(outcome), COALESCE(SUM(outcome), 0) FROM episodes"
+            ).fetchone()
+        except sqlite3.OperationalError:  # no task recorded yet: the table does not exist
+            return 0, 0
+        return int(decided), int(wins)
+
+    def episodes(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The recorded tasks, oldest first (at most the last `limit`)."""
+        try:
+            rows = self.conn.execute(
+                "SELECT seq, at, task, outcome, items FROM episodes ORDER BY seq DESC LIMIT ?",
+                (-1 if limit is None else limit,),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [
+            {"seq": seq, "at": at, "task": task, "outcome": None if o is None else bool(o), "items": json.loads(items)}
+            for seq, at, task, o, items in reversed(rows)
+        ]
 
     # ------------------------------------------------------------------ vectors
 

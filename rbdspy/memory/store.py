@@ -27,6 +27,7 @@ from rbdspy.memory.database import DB_FILE, KEYS, LOG_KEEP, OP_ADD, OP_DEL, OP_S
 from rbdspy.memory.embedders import Embedder, as_embedder
 from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise
 from rbdspy.memory.jsonl import read_items, split_new, write_lines
+from rbdspy.memory.ranking import MIN_BASE_EPISODES, confidently_harmful
 from rbdspy.memory.store_embedding import StoreEmbedding
 from rbdspy.memory.vector_index import VectorIndex
 from rbdspy.types import MemoryItem
@@ -36,6 +37,10 @@ __all__ = ["MemoryStore", "UNSCOPED", "KEYS", "LOG_KEEP"]
 logger = logging.getLogger(__name__)
 
 Key = Literal["task", "item"]
+
+
+def _unique_ids(ids: str | Iterable[str]) -> list[str]:
+    return list(dict.fromkeys([ids] if isinstance(ids, str) else [str(i) for i in ids]))
 
 
 class MemoryStore:
@@ -207,14 +212,54 @@ class MemoryStore:
     def mark_used(self, ids: str | Iterable[str]) -> int:
         """Count one use of each item (use_count + 1, last_used_at = now), durably. Unknown ids
         (e.g. removed meanwhile) are ignored; returns how many items were marked."""
-        id_list = list(dict.fromkeys([ids] if isinstance(ids, str) else [str(i) for i in ids]))
+        id_list = _unique_ids(ids)
         if not id_list:
             return 0
+        with self._lock:
+            self._check_open()
+            with self._db.write_tx():
+                return len(self._db.mark_used(id_list, datetime.now(UTC)))
+
+    def record_use(
+        self, ids: str | Iterable[str], *, task: str = "", outcome: bool | None = None, retire_harmful: bool = False
+    ) -> list[str]:
+        """Records one task in a single transaction: the items served for it (each counts a use
+        and, with a decided `outcome`, a success or failure and the value it teaches; see
+        memory/ranking.py) and the task's outcome itself, which the store's base rate is made of.
+        With `retire_harmful`, served items that are now confidently harmful are retired.
+        Returns the ids retired."""
+        id_list = _unique_ids(ids)
         now = datetime.now(UTC)
         with self._lock:
             self._check_open()
             with self._db.write_tx():
-                return self._db.mark_used(id_list, now)
+                self._db.record_episode(task, outcome, id_list, now)
+                used = self._db.mark_used(id_list, now, outcome) if id_list else []
+                if not (retire_harmful and used and outcome is not None):
+                    return []
+                base = self._base_rate()
+                harmful = [i.id for i in used if confidently_harmful(i.successes, i.failures, base)]
+                return [i.id for i in self._db.set_retired(harmful, True)] if harmful else []
+
+    def _base_rate(self) -> float | None:
+        decided, wins = self._db.base_rate()
+        return wins / decided if decided >= MIN_BASE_EPISODES else None
+
+    def set_retired(self, ids: str | Iterable[str], retired: bool = True) -> int:
+        """Retires (or, with retired=False, restores) items: a retired item is kept, listed and
+        exported, but never served. Returns how many items changed."""
+        id_list = _unique_ids(ids)
+        with self._lock:
+            self._check_open()
+            with self._db.write_tx():
+                return len(self._db.set_retired(id_list, retired)) if id_list else 0
+
+    def episodes(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The tasks recorded by `record_use`, oldest first: when, the task, its outcome
+        (True/False/None) and the ids of the items served for it."""
+        with self._lock:
+            self._check_open()
+            return self._db.episodes(limit)
 
     # Hooks between a commit and the in-memory indexes (tests replace them to simulate crashes).
 
@@ -389,10 +434,15 @@ class MemoryStore:
                 by_source, by_scope = self._db.counts()
                 db_seq = self._db.change_seq()
                 meta = self._db.read_meta()
+                decided, wins = self._db.base_rate()
+                retired = sum(1 for item in self._db.items() if item.retired)
             return {
                 "count": count,
+                "retired": retired,
                 "by_source": by_source,
                 "by_scope": by_scope,
+                "tasks_decided": decided,
+                "base_rate": round(wins / decided, 4) if decided else None,
                 "embedder": {
                     "name": meta.get("embedder_name"),
                     "dim": int(meta["embedder_dim"]) if "embedder_dim" in meta else None,

@@ -26,9 +26,13 @@ from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
 from rbdspy.types import MemoryItem, Provenance, SourceKind, Trajectory, Verdict
 
 
-def provenance_of(trajectory: Trajectory, verdict: Verdict) -> Provenance:
+def provenance_of(trajectory: Trajectory, verdict: Verdict, situation: str | None = None) -> Provenance:
     return Provenance(
-        task=trajectory.task, trajectory_id=trajectory.id, verdict=verdict.label, rationale=verdict.rationale
+        task=trajectory.task,
+        trajectory_id=trajectory.id,
+        verdict=verdict.label,
+        rationale=verdict.rationale,
+        situation=situation,
     )
 
 
@@ -43,16 +47,26 @@ class Learner:
         scope: every item written carries this scope.
         trust_outcome: when a trajectory carries a ground-truth outcome (an environment's
             reward), label it with that instead of asking the judge.
+        retire_harmful: after recording a task's outcome, retire the served items that are now
+            confidently harmful (`memory/ranking.py`).
     """
 
     def __init__(
-        self, owner: Any, store: Any, *, consolidation: Any = "append", scope: str | None = None, trust_outcome=False
+        self,
+        owner: Any,
+        store: Any,
+        *,
+        consolidation: Any = "append",
+        scope: str | None = None,
+        trust_outcome: bool = False,
+        retire_harmful: bool = False,
     ):
         self.owner = owner
         self.store = store
         self.policy = make_policy(consolidation)
         self.scope = scope
         self.trust_outcome = trust_outcome
+        self.retire_harmful = retire_harmful
 
     # ---- labelling ------------------------------------------------------------------------
 
@@ -90,10 +104,12 @@ class Learner:
         *,
         verdict: Verdict | None = None,
         source: SourceKind | None = None,
+        situation: str | None = None,
     ) -> Plan:
         """Plan -> Prediction(verdict, memories_added, trajectory): label (unless `verdict` is
         given), extract with the owner's extractor and store. Lessons are written with `source`
-        (default: the verdict's label); an indeterminate verdict writes nothing."""
+        (default: the verdict's label) and, when the bank retrieves by situation, under the
+        `situation` they were learned in; an indeterminate verdict writes nothing."""
         trajectory = self.coerce(trajectory, task)
         if verdict is None:
             verdict = yield from self.label_plan(trajectory, outcome)
@@ -101,18 +117,24 @@ class Learner:
         if verdict.is_determinate:
             inputs = {"task": trajectory.task, "trajectory": trajectory, "verdict": verdict}
             lessons = (yield Call(self.owner.extractor, inputs)).lessons
-            provenance = [provenance_of(trajectory, verdict)]
+            provenance = [provenance_of(trajectory, verdict, situation)]
             added = yield Blocking(self.store_lessons, (lessons, source or verdict.label, provenance))
         return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
 
-    def contrast_plan(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict]) -> Plan:
+    def contrast_plan(
+        self,
+        task: str,
+        trajectories: Sequence[Trajectory],
+        verdicts: Sequence[Verdict],
+        situation: str | None = None,
+    ) -> Plan:
         """Plan -> the items written: lessons the owner's distiller draws from contrasting
         several judged attempts at one task, each lesson citing every attempt."""
         if any(not v.is_determinate for v in verdicts):
             raise ValueError("contrast only judged attempts: leave out those whose verdict is indeterminate")
         inputs = {"task": task, "trajectories": list(trajectories), "verdicts": list(verdicts)}
         lessons = (yield Call(self.owner.distiller, inputs)).lessons
-        provenance = [provenance_of(t, v) for t, v in zip(trajectories, verdicts, strict=True)]
+        provenance = [provenance_of(t, v, situation) for t, v in zip(trajectories, verdicts, strict=True)]
         return (yield Blocking(self.store_lessons, (lessons, "contrast", provenance)))
 
     def store_lessons(
@@ -129,10 +151,17 @@ class Learner:
 
     # ---- bookkeeping of uses --------------------------------------------------------------
 
-    def record_use_plan(self, used: Sequence[MemoryItem]) -> Plan:
-        """Plan -> how many items were marked: one use of each item served for a task."""
+    def record_use_plan(self, used: Sequence[MemoryItem], verdict: Verdict | None = None, task: str = "") -> Plan:
+        """Plan -> the ids of items retired by this record (usually none).
+
+        Records, in one store transaction, that `used` were served for `task` and how it ended
+        (`verdict`: the environment's outcome when trusted, else the judge's; an indeterminate
+        or missing verdict counts the use and teaches nothing). Every task is recorded, served
+        items or not: the bank's base rate is what an item's record is compared with."""
+        outcome = verdict.is_success if verdict is not None and verdict.is_determinate else None
         ids = [item.id for item in used]
-        return (yield Blocking(self.store.mark_used, (ids,))) if ids else 0
+        record = self.store.record_use
+        return (yield Blocking(lambda: record(ids, task=task, outcome=outcome, retire_harmful=self.retire_harmful)))
 
     # ---- run or await ---------------------------------------------------------------------
 
@@ -148,17 +177,21 @@ class Learner:
     async def alearn(self, trajectory: Any, task: str | None = None, outcome: bool | None = None, **options) -> Any:
         return await arun(self.learn_plan(trajectory, task, outcome, **options))
 
-    def learn_contrast(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict]):
-        return run(self.contrast_plan(task, trajectories, verdicts))
+    def learn_contrast(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict], **options):
+        return run(self.contrast_plan(task, trajectories, verdicts, **options))
 
-    async def alearn_contrast(self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict]):
-        return await arun(self.contrast_plan(task, trajectories, verdicts))
+    async def alearn_contrast(
+        self, task: str, trajectories: Sequence[Trajectory], verdicts: Sequence[Verdict], **options
+    ):
+        return await arun(self.contrast_plan(task, trajectories, verdicts, **options))
 
-    def record_use(self, used: Sequence[MemoryItem]) -> int:
-        return run(self.record_use_plan(used))
+    def record_use(self, used: Sequence[MemoryItem], verdict: Verdict | None = None, task: str = "") -> list[str]:
+        return run(self.record_use_plan(used, verdict, task))
 
-    async def arecord_use(self, used: Sequence[MemoryItem]) -> int:
-        return await arun(self.record_use_plan(used))
+    async def arecord_use(
+        self, used: Sequence[MemoryItem], verdict: Verdict | None = None, task: str = ""
+    ) -> list[str]:
+        return await arun(self.record_use_plan(used, verdict, task))
 
     def __repr__(self) -> str:
         return f"Learner(store={self.store!r}, policy={type(self.policy).__name__}, scope={self.scope!r})"

@@ -25,7 +25,7 @@ import dspy
 from rbdspy.modules.judge import indeterminate
 from rbdspy.modules.lm_errors import configured_lm
 from rbdspy.modules.plan import Call, Gather, Plan, arun, run
-from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank
+from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
 from rbdspy.modules.refiner import TrajectoryRefiner, without_refinements
 from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, rollout_plan
 from rbdspy.modules.selector import TrajectorySelector
@@ -186,20 +186,22 @@ class MaTTS(dspy.Module):
             rollout.verdict = yield from self.bank.learner.label_plan(rollout.trajectory)
         return rollout
 
-    def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout) -> Plan:
+    def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout, situation: str | None) -> Plan:
         """Plan -> items written: a contrast of the judged rollouts (two or more), else one
         rollout's lessons (the only judged one; with contrast off, the chosen one)."""
         judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
         learner = self.bank.learner
         if self.contrast and len(judged) >= 2:
             trajectories, verdicts = [r.trajectory for r in judged], [r.verdict for r in judged]
-            return (yield from learner.contrast_plan(task, trajectories, verdicts))
+            return (yield from learner.contrast_plan(task, trajectories, verdicts, situation=situation))
         target = (judged[0] if judged else None) if self.contrast else chosen
         if target is None or target.verdict is None or not target.verdict.is_determinate:
             return []
-        return (yield from learner.learn_plan(target.trajectory, verdict=target.verdict)).memories_added
+        learned = yield from learner.learn_plan(target.trajectory, verdict=target.verdict, situation=situation)
+        return learned.memories_added
 
-    def _parallel(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> Plan:
+    def _parallel(self, recall: Recall, agent_inputs: dict) -> Plan:
+        task, used = recall.task, recall.memories
         lm = configured_lm()
         plans = [self._judged_rollout(agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)]
         rollouts = yield Gather(plans)
@@ -214,8 +216,7 @@ class MaTTS(dspy.Module):
         }
         selection = yield Call(self.selector, inputs)
         chosen = ok[selection.index]
-        added = yield from self._learn_parallel(task, ok, chosen)
-        yield from self.bank.learner.record_use_plan(used)
+        added = yield from self._learn_parallel(task, ok, chosen, recall.situation)
         return self._result(rollouts, chosen.index, used, added, selection)
 
     # ---- sequential -----------------------------------------------------------------------
@@ -230,7 +231,8 @@ class MaTTS(dspy.Module):
             outputs[fields[0]] = final.final_answer
         return outputs
 
-    def _sequential(self, task: str, agent_inputs: dict, used: list[MemoryItem]) -> Plan:
+    def _sequential(self, recall: Recall, agent_inputs: dict) -> Plan:
+        task, used = recall.task, recall.memories
         first = yield from rollout_plan(self.bank.agent, agent_inputs, task, 0)
         if self._all_failed([first]):
             return self._result([first], None, used, [])
@@ -246,10 +248,13 @@ class MaTTS(dspy.Module):
         final.trajectory, final.verdict = trajectory, verdict
         # MaTTS learns from the trajectory with its re-examination notes; vanilla TTS without them.
         if self.contrast:
-            learned = yield from learner.learn_plan(trajectory, verdict=verdict, source="refine")
+            learned = yield from learner.learn_plan(
+                trajectory, verdict=verdict, source="refine", situation=recall.situation
+            )
         else:
-            learned = yield from learner.learn_plan(without_refinements(trajectory), verdict=verdict)
-        yield from learner.record_use_plan(used)
+            learned = yield from learner.learn_plan(
+                without_refinements(trajectory), verdict=verdict, situation=recall.situation
+            )
         outputs = self._sequential_outputs(first, trajectory)
         return self._result(passes, final.index, used, learned.memories_added, outputs=outputs)
 
@@ -257,11 +262,14 @@ class MaTTS(dspy.Module):
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         """Memory is retrieved once: every rollout sees the same block, and the items count one use."""
-        task = self.bank.task_of(task_inputs)
-        used = yield from self.bank.recall_plan(task)
-        agent_inputs = self.bank.agent_inputs(task_inputs, used)
+        recall = yield from self.bank.recall_plan(task_inputs)
+        agent_inputs = self.bank.agent_inputs(task_inputs, recall.memories)
         run_mode = self._parallel if self.mode == "parallel" else self._sequential
-        return (yield from run_mode(task, agent_inputs, used))
+        result = yield from run_mode(recall, agent_inputs)
+        if result.chosen is not None:  # the answer given decides what the served items are credited with
+            yield from self.bank.learner.record_use_plan(recall.memories, result.verdict, recall.task)
+        result.retrieval = recall.retrieval
+        return result
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
         """Rollouts run one after another (what a one-sequence local engine and a locked

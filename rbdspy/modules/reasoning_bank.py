@@ -5,8 +5,9 @@ retrieve -> act (the wrapped agent, memory block injected) -> judge -> extract -
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 
@@ -18,11 +19,28 @@ from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
 from rbdspy.modules.learner import Learner
 from rbdspy.modules.lm_errors import act
-from rbdspy.modules.plan import Call, Plan, arun, run
-from rbdspy.modules.retriever import DEFAULT_K, MemoryRetriever
+from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
+from rbdspy.modules.retriever import DEFAULT_K, MemoryRetriever, Ranking
 from rbdspy.types import MemoryItem
 
-RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory")
+RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
+QUERY_KINDS = ("situation", "task")
+QueryKind = Literal["situation", "task"]
+# The retrieval defaults (see README, "Memory that helps"): chosen by measurement.
+DEFAULT_RANKING: Ranking = "similarity"
+DEFAULT_MIN_SIMILARITY: float | None = None
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What the bank retrieved for one task: the task text, the query it searched with, the
+    items it serves and, per item, why (`MemoryRetriever`'s `retrieval` records)."""
+
+    task: str
+    query: str
+    memories: list[MemoryItem]
+    retrieval: list[dict[str, Any]]
+    situation: str | None = None  # the query, when it is the agent's situation: lessons are stored under it
 
 
 class ReasoningBank(dspy.Module):
@@ -48,6 +66,14 @@ class ReasoningBank(dspy.Module):
         task_field: which input is the task text (default: `task`, or the only input).
         trust_outcome: when the agent's trajectory carries a ground-truth outcome (an
             environment's reward), use it instead of the judge.
+        ranking: "similarity" (the paper's) or "utility": similarity joined with each item's
+            usefulness learned from the outcomes of the tasks it was served on; with "utility"
+            an item that is confidently harmful is retired (kept, no longer served).
+        min_similarity: below this cosine similarity nothing is served (None: no floor).
+        query: "situation" retrieves by what the agent declares of the task in context (its
+            `situation(**task_inputs)` method: EnvAgent's is the task plus the first
+            observation), "task" by the task text alone (the paper's). An agent with no
+            `situation` method is always queried by task text.
         compiled: compiled prompts for the judge and the extractors. By default the ones the
             package ships (`rbdspy/compiled/`), where present; a path to the output directory of
             `rbdspy compile` (or a .json saved by `save()`) loads those instead; None or False
@@ -66,6 +92,9 @@ class ReasoningBank(dspy.Module):
         task_field: str | None = None,
         trust_outcome: bool = False,
         compiled: Any = compiled_prompts.DEFAULT,
+        ranking: Ranking = DEFAULT_RANKING,
+        min_similarity: float | None = DEFAULT_MIN_SIMILARITY,
+        query: QueryKind = "situation",
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -79,13 +108,25 @@ class ReasoningBank(dspy.Module):
                 f"add a `{memory_field}` input field to its signature (or a `{memory_field}` argument to its forward), "
                 "or pass memory_field='<the input it has>'"
             )
+        if query not in QUERY_KINDS:
+            raise ValueError(f"query must be one of {', '.join(QUERY_KINDS)}; got {query!r}")
         self.agent = agent
         self.store = store
-        self.retriever = MemoryRetriever(store, k=k, scope=scope)
+        self.retriever = MemoryRetriever(store, k=k, scope=scope, ranking=ranking, min_similarity=min_similarity)
         self.judge = Judge()
         self.extractor = Extractor()
         self.distiller = ContrastiveDistiller()
-        self.learner = Learner(self, store, consolidation=consolidation, scope=scope, trust_outcome=trust_outcome)
+        # The agent declares its situation (EnvAgent: the task plus the first observation): the
+        # bank retrieves by it, and lessons are stored under the situation they were learned in.
+        self.query = "situation" if query == "situation" and callable(getattr(agent, "situation", None)) else "task"
+        self.learner = Learner(
+            self,
+            store,
+            consolidation=consolidation,
+            scope=scope,
+            trust_outcome=trust_outcome,
+            retire_harmful=ranking == "utility",
+        )
         self.scope = scope
         self.memory_field = memory_field
         self.task_field = task_field
@@ -120,24 +161,31 @@ class ReasoningBank(dspy.Module):
         """The agent's inputs: the task's, plus the served items as a fenced memory block."""
         return {**task_inputs, self.memory_field: format_memory_block(used)}
 
-    def recall_plan(self, task: str) -> Plan:
-        """Plan -> the items served for `task` (top-k of the bank's scope)."""
-        return (yield Call(self.retriever, {"task": task})).memories
+    def recall_plan(self, task_inputs: dict[str, Any]) -> Plan:
+        """Plan -> `Recall`: the task, the query retrieval used (the agent's situation, or the
+        task text) and the items served for it."""
+        task = self.task_of(task_inputs)
+        query = task
+        if self.query == "situation":  # an environment reset: blocking work
+            query = yield Blocking(lambda: self.agent.situation(**task_inputs))
+        found = yield Call(self.retriever, {"task": query})
+        situation = query if self.query == "situation" else None
+        return Recall(task=task, query=query, memories=found.memories, retrieval=found.retrieval, situation=situation)
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
-        task = self.task_of(task_inputs)
-        used = yield from self.recall_plan(task)
-        outputs = output_fields((yield from act(self.agent, self.agent_inputs(task_inputs, used))))
-        trajectory = trajectory_of(outputs, task, task_inputs)
-        learned = yield from self.learner.learn_plan(trajectory, task)
-        yield from self.learner.record_use_plan(used)
+        recall = yield from self.recall_plan(task_inputs)
+        outputs = output_fields((yield from act(self.agent, self.agent_inputs(task_inputs, recall.memories))))
+        trajectory = trajectory_of(outputs, recall.task, task_inputs)
+        learned = yield from self.learner.learn_plan(trajectory, recall.task, situation=recall.situation)
+        yield from self.learner.record_use_plan(recall.memories, learned.verdict, recall.task)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         return dspy.Prediction(
             **answer,
             verdict=learned.verdict,
-            memories_used=used,
+            memories_used=recall.memories,
             memories_added=learned.memories_added,
             trajectory=trajectory,
+            retrieval=recall.retrieval,
         )
 
     def forward(self, **task_inputs: Any) -> dspy.Prediction:
@@ -153,15 +201,21 @@ class ReasoningBank(dspy.Module):
 
         Returns `Prediction(verdict, memories_added, trajectory)`. An indeterminate verdict
         writes nothing."""
-        return self.learner.learn(trajectory, task, outcome)
+        return self.learner.learn(trajectory, task, outcome, situation=self._situation_of(trajectory, task))
 
     async def aingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
-        return await self.learner.alearn(trajectory, task, outcome)
+        return await self.learner.alearn(trajectory, task, outcome, situation=self._situation_of(trajectory, task))
+
+    def _situation_of(self, trajectory: Any, task: str | None) -> str | None:
+        """A given trajectory's situation (its task and first observation), for a bank that
+        retrieves by situation."""
+        return self.learner.coerce(trajectory, task).situation() if self.query == "situation" else None
 
     # ---- retrieval and persistence -----------------------------------------------------------
 
     def retrieve(self, task: str, k: int | None = None, scope: str | None = None) -> list[MemoryItem]:
-        """The items the bank would show the agent for `task` (does not count as a use)."""
+        """The items the bank would serve for the query `task` (a task text, or a situation);
+        does not count as a use."""
         return self.retriever(task=task, k=k, scope=scope).memories
 
     def save(self, path, save_program: bool = False, modules_to_serialize=None):

@@ -112,12 +112,25 @@ def test_sync_and_async_learning_write_the_same_items(tmp_path):
     assert results[0] == results[1] == ("success", [("Check the sum", "success"), ("Restate the goal", "success")])
 
 
-def test_record_use_counts_one_use_per_served_item(store):
+def test_record_use_credits_served_items_with_the_tasks_outcome(store):
     dspy.configure(lm=RolloutLM(script(extract=lessons("A", "B"))))
     learner = _bank(store).learner
-    items = learner.learn(_trajectory("right")).memories_added
-    assert learner.record_use(items[:1]) == 1 and learner.record_use([]) == 0
-    assert [store.get(i.id).use_count for i in items] == [1, 0]
+    first, second = learner.learn(_trajectory("right")).memories_added
+    assert learner.record_use([first], rbdspy.Verdict(label="failure"), task="t1") == []
+    learner.record_use([first, second], rbdspy.Verdict(label="success"), task="t2")
+    learner.record_use([second], rbdspy.Verdict(label="indeterminate"), task="t3")
+    learner.record_use([], rbdspy.Verdict(label="success"), task="t4")
+    a, b = store.get(first.id), store.get(second.id)
+    assert (a.use_count, a.successes, a.failures) == (2, 1, 1)
+    assert (b.use_count, b.successes, b.failures) == (2, 1, 0)
+    assert a.value == pytest.approx(1.0 + 0.3 * (0 - 1.0) + 0.3 * (1 - 0.7)) and b.value == 1.0
+    assert [(e["task"], e["outcome"], e["items"]) for e in store.episodes()] == [
+        ("t1", False, [first.id]),
+        ("t2", True, [first.id, second.id]),
+        ("t3", None, [second.id]),
+        ("t4", True, []),
+    ]
+    assert store.stats()["base_rate"] == round(2 / 3, 4)
 
 
 # ---- every caller goes through the learner ---------------------------------------------------

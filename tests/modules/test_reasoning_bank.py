@@ -126,7 +126,7 @@ class _NullStore:
     def __len__(self):
         return 0
 
-    def mark_used(self, ids):
+    def record_use(self, ids, **_):
         pass
 
 
