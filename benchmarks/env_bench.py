@@ -6,9 +6,10 @@ For each adapter and a few task types, `--episodes` train tasks are played along
 from a fresh reset. Reported per task type: the gold path length, the time to obtain the gold
 path (ScienceWorld runs its oracle at load time; first call, uncached), the reset time, the
 episode wall time (reset + every gold step, no admissible list: the replay path the dataset
-builder uses), steps/s on that path (reset excluded), and steps/s when the admissible-action list is computed after every step (what an
-agent episode pays per step before any LM time). Then `build_dataset` is timed on `--build`
-records (gold successes and perturbed failures, every record re-checked by replay).
+builder uses), steps/s on that path (reset excluded), and steps/s when the admissible-action
+list is computed after every step (what an agent episode pays per step before any LM time).
+Then `build_dataset` is timed on `--build` records (gold successes and perturbed failures, every
+record re-checked by replay).
 
 With `--agent-lm local local-fast`, EnvAgent (JSONAdapter, constrained decoding) also plays
 `--agent-episodes` tasks per model on the demo's task set (small TextWorld-Express games, or
@@ -146,40 +147,46 @@ def bench_agent(env_name: str, model: str, episodes: int, max_steps: int, lm=Non
 
 def _agent_table(rows: list[dict]) -> str:
     lines = [
-        "| env | agent LM | episodes | step limit | model load (s) | mean steps | s/step | s/episode | prompt tokens/step | success |",
+        "| env | agent LM | episodes | step limit | model load (s) | mean steps | s/step | s/episode "
+        "| prompt tokens/step | success |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['env']} | {r['model']} | {r['episodes']} | {r['max_steps']} | {r['load_s']:.1f} | {r['steps']:.1f} | "
-            f"{r['s_per_step']:.2f} | {r['s_per_episode']:.1f} | {r['prompt_tokens_per_step']:,.0f} | {r['success']:.0%} |"
+            f"| {r['env']} | {r['model']} | {r['episodes']} | {r['max_steps']} | {r['load_s']:.1f} "
+            f"| {r['steps']:.1f} | {r['s_per_step']:.2f} | {r['s_per_episode']:.1f} "
+            f"| {r['prompt_tokens_per_step']:,.0f} | {r['success']:.0%} |"
         )
     return "\n".join(lines)
 
 
 def _table(rows: list[dict]) -> str:
     lines = [
-        "| env | task type | episodes | gold steps | gold path (s) | reset (ms) | episode wall (s) | steps/s | steps/s with admissible | success |",
+        "| env | task type | episodes | gold steps | gold path (s) | reset (ms) | episode wall (s) | steps/s "
+        "| steps/s with admissible | success |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['env']} | {r['task_type']} | {r['episodes']} | {r['steps']:.0f} | {r['gold_gen_s']:.2f} | {r['reset_ms']:.0f} | "
-            f"{r['episode_s']:.3f} | {r['steps_per_s']:,.0f} | {r['steps_per_s_admissible']:,.1f} | {r['success']:.0%} |"
+            f"| {r['env']} | {r['task_type']} | {r['episodes']} | {r['steps']:.0f} | {r['gold_gen_s']:.2f} "
+            f"| {r['reset_ms']:.0f} | {r['episode_s']:.3f} | {r['steps_per_s']:,.0f} "
+            f"| {r['steps_per_s_admissible']:,.1f} | {r['success']:.0%} |"
         )
     return "\n".join(lines)
 
 
 def _build_table(rows: list[dict]) -> str:
     lines = [
-        "| env | task types | records (success / failure) | failures by kind | discarded | seconds | records/min | gold/min | perturbed/min |",
+        "| env | task types | records (success / failure) | failures by kind | discarded | seconds | records/min "
+        "| gold/min | perturbed/min |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         kinds = ", ".join(f"{k.removeprefix('gold_')} {v}" for k, v in r["by_kind"].items() if k != "gold")
         lines.append(
-            f"| {r['env']} | {r['types']} | {r['written']} ({r['successes']} / {r['failures']}) | {kinds} | {r['discarded']} | "
-            f"{r['seconds']:.1f} | {r['per_minute']:,.0f} | {r['gold_per_minute']:,.0f} | {r['perturbed_per_minute']:,.0f} |"
+            f"| {r['env']} | {r['types']} | {r['written']} ({r['successes']} / {r['failures']}) | {kinds} "
+            f"| {r['discarded']} | {r['seconds']:.1f} | {r['per_minute']:,.0f} | {r['gold_per_minute']:,.0f} "
+            f"| {r['perturbed_per_minute']:,.0f} |"
         )
     return "\n".join(lines)
 
@@ -229,13 +236,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     print(f"Environment benchmark, gold policy, train split, {episodes} episode(s) per task type.")
     print(
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}."
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}."
     )
     print("Simulator start (JVM): " + ", ".join(f"{k} {v:.1f} s" for k, v in starts.items()) + "\n")
     print(_table(rows))
     if build_rows:
         print(
-            f"\nbuild_dataset (seed 0, {'the task types above' if args.smoke else 'all task types'}, every record re-checked by replay):\n"
+            f"\nbuild_dataset (seed 0, {'the task types above' if args.smoke else 'all task types'}, "
+            "every record re-checked by replay):\n"
         )
         print(_build_table(build_rows))
     if agent_rows:
@@ -247,7 +256,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         + f" --envs {' '.join(args.envs)}"
     )
     if args.agent_lm:
-        command += f" --agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes} --agent-max-steps {args.agent_max_steps}"
+        command += (
+            f" --agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes}"
+            f" --agent-max-steps {args.agent_max_steps}"
+        )
     print(f"\nReproduce: {command}")
     return rows + build_rows + agent_rows
 

@@ -156,7 +156,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         f"durable writes (WAL, synchronous=FULL)."
     )
     print(
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}.\n"
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}.\n"
     )
     print(_table(rows))
     print(f"\nReproduce: {command}")

@@ -25,8 +25,29 @@ LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast 
 AdapterOpt = typer.Option(
     "json",
     "--adapter",
-    help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) | chat (ChatAdapter).",
+    help="json (JSONAdapter: constrained decoding on the local LM, as demo and bench run the bank) "
+    "| chat (ChatAdapter).",
 )
+# One vocabulary for every command: --memories (items retrieved per task), --rollouts (MaTTS).
+MemoriesOpt = typer.Option(1, "--memories", help="Memory items retrieved per task.")
+RolloutsOpt = typer.Option(
+    3,
+    "--rollouts",
+    help="With --matts: rollouts (parallel) or 1 rollout + rollouts-1 refinements (sequential) per task.",
+)
+
+
+def _deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_value):
+    """The value of option `param` (`new`), or of its deprecated spelling `old` when that was
+    used instead, with a one-line warning on stderr. Both at once is an error."""
+    value = ctx.params[param]
+    if old_value is None:
+        return value
+    source = ctx.get_parameter_source(param)  # by name: typer ships its own copy of click's enum
+    if source is not None and source.name != "DEFAULT":
+        raise typer.BadParameter(f"{old} is the deprecated spelling of {new}; give only {new}", param_hint=new)
+    typer.echo(f"Warning: {old} is deprecated; use {new} (it does the same).", err=True)
+    return old_value
 
 
 def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
@@ -168,38 +189,38 @@ def memory_rm(
 
 @app.command("demo")
 def demo(
+    ctx: typer.Context,
     path: Path = typer.Option(Path("bank"), "--path", "-p", help="Where the bank is kept (reused if it exists)."),
     env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
     tasks: int = typer.Option(3, "--tasks", "-n", help="How many environment tasks to play."),
     max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
-    k: int = typer.Option(1, "-k", help="Memory items retrieved per task."),
+    memories: int = MemoriesOpt,
     matts: str = typer.Option("none", "--matts", help="Memory-aware test-time scaling: none | parallel | sequential."),
-    rollouts: int = typer.Option(
-        3,
-        "--k",
-        "--rollouts",
-        help="With --matts: rollouts (parallel) or 1 rollout + k-1 refinements (sequential) per task. (-k is memory items retrieved.)",
-    ),
+    rollouts: int = RolloutsOpt,
     lm: str | None = LmOpt,
     embedder: str | None = EmbedderOpt,
+    old_memories: int | None = typer.Option(None, "-k", hidden=True, help="Deprecated: --memories."),
+    old_rollouts: int | None = typer.Option(None, "--k", hidden=True, help="Deprecated: --rollouts."),
 ):
     """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default)."""
     from rbdspy.demo import DEMO_ENVS, MATTS_MODES, run_demo
     from rbdspy.lm import make_embedder, make_lm
 
+    memories = _deprecated_alias(ctx, "memories", "--memories", "-k", old_memories)
+    rollouts = _deprecated_alias(ctx, "rollouts", "--rollouts", "--k", old_rollouts)
     if env not in DEMO_ENVS:
         raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
     if matts not in MATTS_MODES:
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
-        raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--k")
+        raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
     run_demo(
         make_lm(lm),
         make_embedder(embedder),
         path,
         env=env,
         n_tasks=tasks,
-        k=k,
+        k=memories,
         max_steps=max_steps,
         console=console,
         matts=matts,
@@ -222,9 +243,7 @@ def bench(
         help="Comma list of arms or sets: default, all, baselines, matts, topk, or arm names (see README).",
     ),
     seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
-    max_steps: int | None = typer.Option(
-        None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."
-    ),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
     smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
@@ -239,7 +258,7 @@ def bench(
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
     from rbdspy.bench import parse_arms, run_bench
-    from rbdspy.demo import DEMO_ENVS
+    from rbdspy.envs.task_sets import DEMO_ENVS
     from rbdspy.lm import make_embedder, make_lm
 
     if env not in DEMO_ENVS:
@@ -413,8 +432,8 @@ def compile_cmd(
     import dspy
 
     from rbdspy.lm import make_lm
-    from rbdspy.optimizers import compile_program
-    from rbdspy.optimizers.recipes import check, defaults_for, estimate_seconds
+    from rbdspy.optimizers import compile_program, compile_settings
+    from rbdspy.optimizers.recipes import check, estimate_seconds
 
     targets = ["judge", "extractors"] if target == "all" else [target]
     try:
@@ -427,11 +446,11 @@ def compile_cmd(
     reflection = _lm_or_none(reflection_lm)
     rubric = _lm_or_none(rubric_lm)
     for name in targets:
-        default_budget, defaults = defaults_for(name, optimizer, in_all=len(targets) > 1)
-        spend = default_budget if budget is None else budget
-        minutes = estimate_seconds(name, optimizer, spend, defaults.dev_limit if dev_limit is None else dev_limit) / 60
+        settings = compile_settings(name, optimizer, in_all=len(targets) > 1, budget=budget, dev_limit=dev_limit)
+        minutes = estimate_seconds(name, optimizer, settings.budget, settings.dev_limit) / 60
         console.print(
-            f"[bold]{name}[/bold] with {optimizer}: budget {spend} metric calls (about {minutes:.0f} min on the embedded local LM)"
+            f"[bold]{name}[/bold] with {optimizer}: budget {settings.budget} metric calls "
+            f"(about {minutes:.0f} min on the embedded local LM)"
         )
         try:
             result = compile_program(
@@ -485,9 +504,7 @@ def eval_cmd(
         "--compiled",
         help="A compiled .json or a `rbdspy compile` output directory (default: the hand-written prompts).",
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", help="Records scored, sampled balanced by label (default: all)."
-    ),
+    limit: int | None = typer.Option(None, "--limit", help="Records scored, sampled balanced by label (default: all)."),
     seed: int = typer.Option(0, "--seed"),
     threads: int = typer.Option(1, "--threads", help="Parallel program calls (1 for the embedded local LM)."),
     experiment: str = typer.Option("rbdspy", "--experiment", help="MLflow experiment."),

@@ -6,10 +6,9 @@ earlier ones left. The environment's own success flag is printed next to the jud
 a user sees where the judge was right; the bank itself learns from the judge (as it would on a
 task with no ground truth), unless `trust_outcome` is set.
 
-Games and task types are interleaved (twc, coin, cookingworld, twc, ...) so that every task after
-the first round has a lesson from its own kind to retrieve. The TextWorld-Express games are made
-small (one to three rooms, no distractors) so that a 1.5B local model can finish some of them
-within the step limit.
+The task set (small TextWorld-Express games, short ScienceWorld task types, interleaved so that
+every task after the first round has a lesson from its own kind to retrieve) lives in
+rbdspy/envs/task_sets.py, which `rbdspy bench` plays too; its names are re-exported here.
 """
 
 from __future__ import annotations
@@ -22,36 +21,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-# Small games: a handful of gold steps each (twc 3, coin 1-4, cookingworld ~10).
-TWX_DEMO_PARAMS = {
-    "twc": "numLocations=1,numItemsToPutAway=1,includeDoors=0",
-    "coin": "numLocations=3,numDistractorItems=0,includeDoors=0",
-    "cookingworld": "numLocations=1,numIngredients=1,numDistractorItems=0,includeDoors=0",
-}
-# ScienceWorld task types whose gold paths are short enough for a demo's step budget.
-SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
-DEMO_ENVS = ("twx", "scienceworld")
+from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
+
+__all__ = ["DEMO_ENVS", "MATTS_MODES", "SW_DEMO_TYPES", "TWX_DEMO_PARAMS", "demo_tasks", "open_demo_env", "run_demo"]
+
 MATTS_MODES = ("none", "parallel", "sequential")
-
-
-def open_demo_env(name: str):
-    """The environment the demo plays, configured with its small task set."""
-    from rbdspy.envs import make_env
-
-    if name == "twx":
-        return make_env("twx", games=list(TWX_DEMO_PARAMS), params=TWX_DEMO_PARAMS)
-    if name == "scienceworld":
-        return make_env("scienceworld")
-    raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
-
-
-def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
-    """`n_tasks` task ids, one of each game/type in turn."""
-    types = list(TWX_DEMO_PARAMS) if getattr(env, "name", "") == "twx" else list(SW_DEMO_TYPES)
-    per_type = -(-n_tasks // len(types))
-    groups = [env.tasks(split, [t], limit=per_type) for t in types]
-    ids = [group[depth].id for depth in range(per_type) for group in groups if depth < len(group)]
-    return ids[:n_tasks]
 
 
 def _row(task_id: str, pred: dspy.Prediction) -> dict:
@@ -152,7 +126,8 @@ def run_demo(
                     )
                 progress.console.print(
                     f"{task_id.split('?')[0]}: environment says {'success' if row['env_success'] else 'failure'} "
-                    f"in {row['steps']} steps, judge says {row['verdict']}; used {len(row['used'])} memories, added {len(row['added'])}"
+                    f"in {row['steps']} steps, judge says {row['verdict']}; "
+                    f"used {len(row['used'])} memories, added {len(row['added'])}"
                 )
                 progress.advance(bar)
         total = len(store)

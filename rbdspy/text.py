@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 
-def clip(text: str | None, limit: int, *, collapse: bool = True) -> str:
-    """`text` cut to at most `limit` characters, ending in "…" when it was cut.
+def clip(text: str, limit: int, *, collapse: bool = True) -> str:
+    """`text` cut to at most `limit` characters, ending in "…" when it was cut (the kept part
+    is right-stripped first, so the ellipsis never follows a space).
 
     collapse=True folds every run of whitespace into one space (for one-line fields); with
-    collapse=False the text keeps its lines and is only stripped."""
+    collapse=False the text keeps its lines and is only stripped. None counts as ""."""
     text = " ".join(str(text or "").split()) if collapse else str(text or "").strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

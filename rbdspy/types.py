@@ -158,9 +158,7 @@ class Verdict(BaseModel):
             return value
         if value in ("success", "failure", "indeterminate"):
             return cls(label=value)
-        raise ValueError(
-            f"verdict must be a Verdict or one of 'success', 'failure', 'indeterminate'; got {value!r}"
-        )
+        raise ValueError(f"verdict must be a Verdict or one of 'success', 'failure', 'indeterminate'; got {value!r}")
 
     @classmethod
     def from_outcome(cls, outcome: bool, rationale: str = "") -> Verdict:
@@ -203,7 +201,7 @@ class Provenance(BaseModel):
     verdict: VerdictLabel | None = None
     rationale: str = ""
     # The situation the lesson was learned in (the task plus what the agent first saw), when the
-    # bank retrieves by situation: it is the text the item is found by.
+    # bank retrieves by situation: candidates found by task text are re-ranked by it.
     situation: str | None = None
 
 
@@ -231,11 +229,9 @@ class MemoryItem(Lesson):
         return self.provenance[0].task if self.provenance else ""
 
     def key_text(self, key: Literal["task", "item"]) -> str:
-        """The text the store embeds for retrieval: the originating task, or the situation it was
-        learned in when the bank recorded one (query-to-query retrieval, as in the paper), or the
-        item's own text. Items with no task fall back to their text."""
-        if key == "task" and self.provenance and self.provenance[0].situation:
-            return self.provenance[0].situation
+        """The text the store embeds for retrieval: the originating task (the paper's
+        query-to-query retrieval) or the item's own text. Items with no task fall back to
+        their text. (The situation, when recorded, re-ranks the candidates: see MemoryRetriever.)"""
         if key == "task" and self.task:
             return self.task
         return self.text()
@@ -272,6 +268,7 @@ def _step_from_message(message: Any, index: int) -> Step:
         role, content = getattr(message, "role", None), getattr(message, "content", None)
     if not role or content is None:
         raise ValueError(
-            f"Trajectory step {index} has no role/content ({type(message).__name__}). Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
+            f"Trajectory step {index} has no role/content ({type(message).__name__}). "
+            f"Accepted: {ACCEPTED_TRAJECTORY_SHAPES}."
         )
     return Step(role=str(role), content=content)

@@ -81,3 +81,59 @@ def test_search_export_import_rm(tmp_path):
 def test_missing_bank_is_a_clear_error(tmp_path):
     result = runner.invoke(app, ["memory", "list", "--path", str(tmp_path / "nowhere")])
     assert result.exit_code != 0 and "no memory bank" in result.output
+
+
+@pytest.fixture
+def demo_kwargs(monkeypatch):
+    """What `rbdspy demo` hands to run_demo (nothing is played)."""
+    import rbdspy.demo
+    import rbdspy.lm
+
+    seen = {}
+    monkeypatch.setattr(rbdspy.demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: "lm")
+    monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: "embedder")
+    return seen
+
+
+def test_demo_takes_memories_and_rollouts_without_warnings(demo_kwargs):
+    result = runner.invoke(app, ["demo", "--matts", "parallel", "--memories", "2", "--rollouts", "5"])
+    assert result.exit_code == 0, result.output
+    assert (demo_kwargs["k"], demo_kwargs["rollouts"]) == (2, 5)
+    assert "deprecated" not in result.output
+    help_text = " ".join(runner.invoke(app, ["demo", "--help"]).output.split())
+    assert "--memories" in help_text and "--rollouts" in help_text
+    assert "--k " not in help_text and "-k " not in help_text  # the old spellings are hidden
+
+
+def test_demo_defaults_are_one_memory_and_three_rollouts(demo_kwargs):
+    result = runner.invoke(app, ["demo"])
+    assert result.exit_code == 0, result.output
+    assert (demo_kwargs["k"], demo_kwargs["rollouts"]) == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("argv", "old", "new", "expected"),
+    [
+        (["-k", "2"], "-k", "--memories", {"k": 2, "rollouts": 3}),
+        (["--k", "4"], "--k", "--rollouts", {"k": 1, "rollouts": 4}),
+    ],
+)
+def test_old_demo_spellings_still_work_with_a_deprecation_warning(demo_kwargs, argv, old, new, expected):
+    result = runner.invoke(app, ["demo", "--matts", "sequential", *argv])
+    assert result.exit_code == 0, result.output
+    assert {key: demo_kwargs[key] for key in expected} == expected
+    warnings = [line for line in result.output.splitlines() if "deprecated" in line]
+    assert warnings == [f"Warning: {old} is deprecated; use {new} (it does the same)."]
+
+
+def test_old_and_new_spelling_together_is_an_error(demo_kwargs):
+    result = runner.invoke(app, ["demo", "--memories", "2", "-k", "3"])
+    assert result.exit_code != 0 and "give only --memories" in " ".join(result.output.split())
+    assert demo_kwargs == {}
+
+
+def test_rollouts_below_one_name_the_new_option(demo_kwargs):
+    result = runner.invoke(app, ["demo", "--matts", "parallel", "--rollouts", "0"])
+    assert result.exit_code != 0 and "--rollouts" in result.output
+    assert demo_kwargs == {}

@@ -120,3 +120,59 @@ def test_demo_command_threads_matts_options(monkeypatch):
     assert (seen["matts"], seen["rollouts"], seen["k"]) == ("sequential", 4, 2)
     assert runner.invoke(app, ["demo", "--matts", "beam"]).exit_code != 0
     assert runner.invoke(app, ["demo", "--matts", "parallel", "--k", "0"]).exit_code != 0
+
+
+class _Unclosed:
+    """An environment the command must not close (the test closes it)."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
+    """`rbdspy demo` down its real path: the command builds the LM and embedder through the
+    factory (scripted here), plays two real games, and leaves a bank that a later process reads."""
+    from typer.testing import CliRunner
+
+    import rbdspy.demo
+    import rbdspy.lm
+    from rbdspy.cli import app
+
+    with open_demo_env("twx") as env:
+        first, second = demo_tasks(env, 2)
+        gold = env.gold_path(first)
+        steps = len(gold)
+        answers = [{"action": a} for a in gold] + [JUDGE_OK, _lessons("Put items where they belong")]
+        answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons("Explore before acting")]
+        specs = []
+        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Unclosed(env))
+        monkeypatch.setattr(
+            rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or DummyLM(answers, adapter=dspy.JSONAdapter())
+        )
+        monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: HashEmbedder(dim=64))
+        bank = tmp_path / "bank"
+        argv = ["demo", "--path", str(bank), "--env", "twx", "--tasks", "2", "--max-steps", str(steps)]
+        result = CliRunner().invoke(app, [*argv, "--lm", "openai/unused"])
+    assert result.exit_code == 0, result.output
+    assert specs == ["openai/unused"]
+    out = " ".join(result.output.split())
+    assert f"{first.split('?')[0]}: environment says success in {steps} steps, judge says success" in out
+    assert f"{second.split('?')[0]}: environment says failure in {steps} steps, judge says failure; used 1" in out
+    assert "judge agreed with the environment on 2/2" in out
+    assert f"memory list --path {bank}".replace(" ", "") in "".join(out.split())  # a long path may wrap
+    with MemoryStore(bank, embedder=HashEmbedder(dim=64)) as store:
+        items = sorted(store.list(), key=lambda item: item.source)
+    assert [(i.source, i.title) for i in items] == [
+        ("failure", "Explore before acting"),
+        ("success", "Put items where they belong"),
+    ]
+    assert [i.use_count for i in items] == [0, 1]  # the first task's lesson was served to the second

@@ -1,16 +1,52 @@
 """MLflow setup in one place: the store, where artifacts go, the autolog switch, the UI command."""
 
+import dspy
 import mlflow
 import pytest
 
 from rbdspy import tracking
 
 
-def test_default_store_is_mlflow_db_in_the_working_directory(monkeypatch):
+@pytest.fixture(autouse=True)
+def _restore_mlflow():
+    """setup() points MLflow's process-global state at a store; later tests must not inherit it."""
+    uri = mlflow.get_tracking_uri()
+    yield
+    mlflow.dspy.autolog(disable=True, silent=True)
+    mlflow.set_tracking_uri(uri)
+
+
+def _runs_in(db, experiment):
+    client = mlflow.MlflowClient(f"sqlite:///{db}")
+    found = client.get_experiment_by_name(experiment)
+    return found, ([] if found is None else client.search_runs([found.experiment_id]))
+
+
+def test_default_store_is_mlflow_db_in_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
     assert tracking.tracking_uri() == "sqlite:///mlflow.db"
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/x.db")
-    assert tracking.tracking_uri() == "sqlite:////elsewhere/x.db"
+    with tracking.run("default-store", experiment="rbdspy-default", autolog=False) as active:
+        mlflow.log_metric("m", 2.0)
+    assert (tmp_path / "mlflow.db").is_file() and not (tmp_path / "mlruns").exists()
+    experiment, runs = _runs_in(tmp_path / "mlflow.db", "rbdspy-default")
+    assert [r.info.run_id for r in runs] == [active.info.run_id] and runs[0].data.metrics["m"] == 2.0
+    assert runs[0].info.run_name == "default-store" and runs[0].info.status == "FINISHED"
+    assert experiment.artifact_location == (tmp_path / "mlartifacts").as_uri()
+
+
+def test_mlflow_tracking_uri_overrides_the_default(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere" / "x.db"
+    elsewhere.parent.mkdir()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{elsewhere}")
+    monkeypatch.chdir(tmp_path)
+    assert tracking.setup("rbdspy-override", autolog=False) == f"sqlite:///{elsewhere}"
+    with tracking.run("override", experiment="rbdspy-override", autolog=False) as active:
+        pass
+    assert not (tmp_path / "mlflow.db").exists()  # nothing in the working directory
+    _, runs = _runs_in(elsewhere, "rbdspy-override")
+    assert [r.info.run_id for r in runs] == [active.info.run_id]
+    assert tracking.ui_command()[tracking.ui_command().index("--backend-store-uri") + 1] == f"sqlite:///{elsewhere}"
 
 
 def test_artifacts_live_beside_a_sqlite_store(tmp_path):
@@ -48,8 +84,20 @@ def test_autolog_switch(monkeypatch, value, expected):
     assert tracking.autolog_enabled() is expected
 
 
-def test_unit_tests_run_with_autolog_off():
-    assert tracking.autolog_enabled() is False
+@pytest.mark.parametrize("value, traced", [("1", True), ("0", False), ("off", False)])
+def test_the_autolog_switch_decides_whether_dspy_calls_are_traced(tmp_path, monkeypatch, value, traced):
+    """The run follows RBDSPY_MLFLOW_AUTOLOG when autolog is not given: a DSPy call inside it
+    leaves a trace in the store, or none."""
+    from dspy.utils import DummyLM
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'm.db'}")
+    monkeypatch.setenv(tracking.AUTOLOG_ENV, value)
+    with tracking.run("traced", experiment="rbdspy-autolog") as active:
+        dspy.configure(lm=DummyLM([{"answer": "4"}]))
+        assert dspy.Predict("question -> answer")(question="2 + 2?").answer == "4"
+    mlflow.flush_trace_async_logging()
+    traces = mlflow.search_traces(run_id=active.info.run_id, return_type="list")
+    assert len(traces) == (1 if traced else 0)
 
 
 def test_setup_configures_dspy_autolog_with_compiles(tmp_path, monkeypatch):

@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
-from rbdspy.bench.usage import TaskUsage
+from rbdspy.lm.usage import LmUsage
 
 # Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
 # up to 8 steps x 3 arms is about an hour (the arithmetic is in the README section).
@@ -66,7 +66,7 @@ def task_record(
     task: BenchTask,
     arm: str,
     pred: dspy.Prediction | None,
-    usage: TaskUsage,
+    usage: LmUsage,
     wall_s: float,
     bank_size: int,
     error: str | None = None,
@@ -146,7 +146,7 @@ def run_arm(
                 progress.update(bar, description=f"{name}: {task.task_id.split('?')[0]}")
             pred, error = None, None
             start = time.perf_counter()
-            with TaskUsage() as usage:
+            with LmUsage() as usage:
                 try:
                     pred = program(task=agent.describe(task.task_id), task_id=task.task_id)
                 except Exception as exc:  # a broken task is recorded as a failure, the run goes on
@@ -239,7 +239,7 @@ def run_bench(
     the demo's small task set of `env` is opened and closed here."""
     from rbdspy.bench.report import write_reports
     from rbdspy.bench.stats import DEFAULT_RESAMPLES
-    from rbdspy.demo import open_demo_env
+    from rbdspy.envs.task_sets import open_demo_env
 
     console = console or Console()
     n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)

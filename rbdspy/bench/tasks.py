@@ -20,6 +20,9 @@ import random
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rbdspy.envs.base import interleave
+from rbdspy.envs.task_sets import demo_task_types
+
 PHASES = ("build", "measure")
 # How far into each type's variation list the seed samples: the first variations of a split
 # are as good as any, and listing a few hundred keeps ScienceWorld's start-up cheap.
@@ -39,13 +42,6 @@ class BenchTask:
         return asdict(self)
 
 
-def task_types_for(env: Any) -> list[str]:
-    """The demo's small task set: the games a 1.5B local model can partly solve."""
-    from rbdspy.demo import SW_DEMO_TYPES, TWX_DEMO_PARAMS
-
-    return list(TWX_DEMO_PARAMS) if getattr(env, "name", "") == "twx" else list(SW_DEMO_TYPES)
-
-
 def _sample(env: Any, split: str, task_type: str, n: int, rng: random.Random) -> list[str]:
     pool = [ref.id for ref in env.tasks(split, [task_type], limit=SAMPLE_POOL)]
     if not pool:
@@ -56,8 +52,7 @@ def _sample(env: Any, split: str, task_type: str, n: int, rng: random.Random) ->
 def _interleaved(env: Any, split: str, types: list[str], n: int, rng: random.Random) -> list[tuple[str, str]]:
     per_type = -(-n // len(types))
     groups = [[(t, tid) for tid in _sample(env, split, t, per_type, rng)] for t in types]
-    rows = [group[depth] for depth in range(per_type) for group in groups if depth < len(group)]
-    return rows[:n]
+    return interleave(groups, n)
 
 
 def build_stream(
@@ -76,7 +71,7 @@ def build_stream(
         raise ValueError(f"build_fraction must be in [0, 1) so that some tasks are measured; got {build_fraction}")
     if measure_split not in ("dev", "test"):
         raise ValueError(f"measure_split must be dev or test (train is for building memory); got {measure_split!r}")
-    types = list(task_types or task_types_for(env))
+    types = list(task_types or demo_task_types(env))  # the demo's small task set
     rng = random.Random(seed)
     n_build = round(n_tasks * build_fraction)
     rows = [("build", t, tid) for t, tid in _interleaved(env, "train", types, n_build, rng)] if n_build else []

@@ -31,6 +31,7 @@ from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, Step
 from rbdspy.envs.signature import NextAction
 from rbdspy.modules.lm_errors import raise_if_setup_error
 from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
+from rbdspy.text import clip
 from rbdspy.types import Step, Trajectory, situation_text
 
 DEFAULT_MAX_STEPS = 30
@@ -41,11 +42,6 @@ MAX_ADMISSIBLE_SHOWN = 70
 _PREFIXES = ("action:", "next action:", "> ")
 _LOCKS_GUARD = threading.Lock()
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
-
-
-def _clip(text: str, limit: int) -> str:
-    text = (text or "").strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def clean_action(raw: Any, admissible: list[str]) -> str:
@@ -104,12 +100,13 @@ class _Episode:
 
     def inputs(self) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
-        history = "\n".join(f"> {a}\n{_clip(o, HISTORY_OBSERVATION_CHARS)}" for a, o in window) or "(no actions yet)"
+        history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
+        history = history or "(no actions yet)"
         return {
             "task": self.prompt_task,
             "memory": self.memory,
             "history": history,
-            "observation": _clip(self.observation, OBSERVATION_CHARS),
+            "observation": clip(self.observation, OBSERVATION_CHARS, collapse=False),
             "admissible_actions": "\n".join(self.admissible[: self.agent.max_admissible]) or "(not available)",
         }
 
@@ -131,7 +128,7 @@ class _Episode:
         """An LM that misbehaves wastes the step; one that is missing or unusable ends the run."""
         raise_if_setup_error(exc)
         self.errors += 1
-        message = _clip(f"LM error: {type(exc).__name__}: {exc}", 500)
+        message = clip(f"LM error: {type(exc).__name__}: {exc}", 500, collapse=False)
         self.steps.append(Step(role=ERROR_ROLE, content=message, metadata={"step": index}))
         self.window.append(("(no action: the model failed to answer)", ""))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,7 @@ from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]
 SPLITS: tuple[Split, ...] = ("train", "dev", "test")
+T = TypeVar("T")
 
 # Roles of the steps `play` and the agent write. Only "agent" steps are actions sent to the
 # environment; replaying a trajectory means replaying exactly those.
@@ -67,7 +68,8 @@ class TaskRef(BaseModel):
         parts = base.split("/")
         if len(parts) != 4 or not all(parts):
             raise ValueError(
-                f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', e.g. 'scienceworld/boil/train/3'"
+                f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', "
+                "e.g. 'scienceworld/boil/train/3'"
             )
         env, task_type, split, variation = parts
         if split not in SPLITS:
@@ -186,14 +188,21 @@ class EnvironmentBase:
         self.close()
 
 
-def interleave(groups: Iterable[Sequence[TaskRef]], limit: int | None = None) -> list[TaskRef]:
-    """Round-robin over task types (first variation of every type, then the second...), so a
-    `limit` keeps variety instead of returning one task type only."""
-    out: list[TaskRef] = []
-    for row in itertools.zip_longest(*groups):
-        for ref in row:
-            if ref is not None:
-                out.append(ref)
+_GAP = object()  # pads the shorter groups in `interleave` (None may be an item)
+
+
+def interleave(groups: Iterable[Sequence[T]], limit: int | None = None) -> list[T]:
+    """One item of each group in turn (the first of every group, then the second of every group
+    that has one, ...), at most `limit` in all. Over task types (an environment's task list, the
+    demo's and the benchmark's streams) this makes a `limit` keep variety instead of returning
+    one task type only."""
+    out: list[T] = []
+    if limit is not None and limit <= 0:
+        return out
+    for row in itertools.zip_longest(*groups, fillvalue=_GAP):
+        for item in row:
+            if item is not _GAP:
+                out.append(item)
                 if limit is not None and len(out) >= limit:
                     return out
     return out

@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rbdspy.envs.base import Environment, Split, TaskRef, actions_of, play
+from rbdspy.envs.base import Environment, Split, TaskRef, actions_of, interleave, play
 from rbdspy.envs.dataset import PERTURBED_KINDS, Cause, LabelledTrajectory, ProvenanceKind
 from rbdspy.types import Trajectory
 
@@ -122,10 +122,7 @@ def _ordered_tasks(
         refs = env.tasks(split, [task_type])
         rng.shuffle(refs)
         groups.append(refs)
-    out: list[TaskRef] = []
-    for depth in range(max((len(g) for g in groups), default=0)):
-        out.extend(g[depth] for g in groups if depth < len(g))
-    return out
+    return interleave(groups)
 
 
 class _Builder:

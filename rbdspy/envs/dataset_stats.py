@@ -29,7 +29,8 @@ def file_table(paths: Iterable[Path]) -> tuple[str, dict[str, Counter]]:
         agent = sum(r.kind == "agent" for r in records)
         types = len({(r.env, r.task_type) for r in records})
         lines.append(
-            f"| `{path.name}` | {split} | {len(records)} | {labels['success']} | {labels['failure']} | {agent} | {types} |"
+            f"| `{path.name}` | {split} | {len(records)} | {labels['success']} | {labels['failure']} "
+            f"| {agent} | {types} |"
         )
         total = totals.setdefault(split, Counter())
         total.update(
@@ -37,7 +38,8 @@ def file_table(paths: Iterable[Path]) -> tuple[str, dict[str, Counter]]:
         )
     for split, total in sorted(totals.items()):
         lines.append(
-            f"| **all {split}** | {split} | {total['records']} | {total['success']} | {total['failure']} | {total['agent']} | |"
+            f"| **all {split}** | {split} | {total['records']} | {total['success']} | {total['failure']} "
+            f"| {total['agent']} | |"
         )
     return "\n".join(lines), totals
 

@@ -28,7 +28,8 @@ class GoldCache:
                 data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
             except json.JSONDecodeError as exc:
                 raise ValueError(
-                    f"gold cache {self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); delete it to start afresh"
+                    f"gold cache {self.path} is not valid JSON ({exc.msg} at line {exc.lineno}); "
+                    "delete it to start afresh"
                 ) from exc
             if not isinstance(data, dict) or not all(
                 isinstance(k, str) and isinstance(v, list) and all(isinstance(a, str) for a in v)

@@ -132,7 +132,8 @@ class ScienceWorld(EnvironmentBase):
                 else f"it has {self._server.getTaskMaxVariations(ref.task_type)} variations"
             )
             raise ValueError(
-                f"task {ref.id!r}: variation {ref.variation} is not a {ref.split} variation of {ref.task_type} ({where})"
+                f"task {ref.id!r}: variation {ref.variation} is not a {ref.split} variation "
+                f"of {ref.task_type} ({where})"
             )
         return ref
 

@@ -50,7 +50,8 @@ def _start_simulator(step_limit: int):
         from textworld_express import TextWorldExpressEnv
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
-            "The TextWorld-Express adapter needs the `envs` extra: pip install 'rbdspy[envs]' (textworld-express==1.1.0)."
+            "The TextWorld-Express adapter needs the `envs` extra: "
+            "pip install 'rbdspy[envs]' (textworld-express==1.1.0)."
         ) from exc
     if shutil.which("java") is None:  # pragma: no cover - depends on the machine
         raise RuntimeError(

@@ -4,6 +4,7 @@
     embed = make_embedder("local") # MiniLM-L6, offline; or "hash", or a LiteLLM embedding model
 
 Importing this package is cheap: xllamacpp, torch and sentence-transformers load on first use.
+`rbdspy.lm.usage.LmUsage` counts the LM calls and tokens a block of work spent (bench, compile, eval).
 """
 
 from rbdspy.lm.factory import make_embedder, make_lm

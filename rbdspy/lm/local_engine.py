@@ -44,6 +44,7 @@ usage tracking. Why each piece is here:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -130,10 +131,8 @@ class RolloutSeedCallback(BaseCallback):
     def on_lm_end(self, call_id, outputs, exception=None):
         token = self._tokens.pop(call_id, None)
         if token is not None:
-            try:
+            with contextlib.suppress(ValueError):  # ended in another context; that context dies with its call
                 _ROLLOUT.reset(token)
-            except ValueError:  # ended in another context; that context dies with its call
-                pass
 
 
 def _derive_seed(*parts: Any) -> int:

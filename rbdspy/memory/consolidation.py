@@ -126,5 +126,6 @@ def make_policy(policy: str | Any = "append") -> Any:
     if callable(getattr(policy, "apply", None)):
         return policy
     raise ValueError(
-        f"Consolidation policy must be 'append', 'dedup' or an object with apply(store, items); got {type(policy).__name__}."
+        "Consolidation policy must be 'append', 'dedup' or an object with apply(store, items); "
+        f"got {type(policy).__name__}."
     )

@@ -261,7 +261,7 @@ class Database:
         An id already stored raises ValueError naming it (the caller's transaction rolls back)."""
         rows = [
             (pk, item.id, item.scope, item.source, item.model_dump_json(), blob(task[i]), blob(own[i]))
-            for i, (pk, item) in enumerate(zip(pks, items))
+            for i, (pk, item) in enumerate(zip(pks, items, strict=True))
         ]
         try:
             self.conn.executemany(

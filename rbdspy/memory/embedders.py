@@ -10,6 +10,7 @@ sentence-transformers `encode`, a plain function) to the protocol.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -17,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "HashEmbedder", "as_embedder"]
+__all__ = ["Embedder", "HashEmbedder", "as_embedder", "known_dim"]
 
 
 @runtime_checkable
@@ -34,9 +35,12 @@ class Embedder(Protocol):
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Function words carry no topic; left in, they make any two English sentences look alike.
-_STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "were", "what", "when", "where", "which", "while", "who", "will", "with", "you", "your"]
+_STOPWORDS_TEXT = (
+    "a an and are as at be but by do for from has have i if in into is it its me my no not of on or our "
+    "so than that the their then there these this to was we were what when where which while who will "
+    "with you your"
 )
+_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 @lru_cache(maxsize=200_000)
@@ -78,7 +82,7 @@ class HashEmbedder:
                 index, sign = _bucket(word, self.dim)
                 out[row, index] += sign
             if self.bigram_weight:
-                for a, b in zip(words, words[1:]):
+                for a, b in itertools.pairwise(words):
                     index, sign = _bucket(f"{a} {b}", self.dim)
                     out[row, index] += sign * self.bigram_weight
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -100,6 +104,11 @@ class _CallableEmbedder:
         self._fn = fn
         self.name = name
         self._dim = dim
+
+    @property
+    def known_dim(self) -> int | None:
+        """The dim if already known (given, or learned from a call), else None; never calls."""
+        return self._dim
 
     @property
     def dim(self) -> int:
@@ -129,6 +138,14 @@ class _CallableEmbedder:
 
     def __repr__(self) -> str:
         return f"as_embedder({self.name!r}, dim={self._dim})"
+
+
+def known_dim(embedder: Embedder) -> int | None:
+    """`embedder.dim` without a probe call: None for a wrapped callable (see `as_embedder`)
+    whose dim is not known until its first call."""
+    if isinstance(embedder, _CallableEmbedder):
+        return embedder.known_dim
+    return int(embedder.dim)
 
 
 def _name_of(obj: Any) -> str:
@@ -171,7 +188,7 @@ def as_embedder(obj: Any, name: str | None = None, dim: int | None = None) -> Em
         raise ValueError(f"as_embedder name must be a non-empty string, got {name!r}.")
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0):
         raise ValueError(f"as_embedder dim must be a positive int, got {dim!r}.")
-    if isinstance(obj, _CallableEmbedder) and name in (None, obj.name) and dim in (None, obj._dim):
+    if isinstance(obj, _CallableEmbedder) and name in (None, obj.name) and dim in (None, obj.known_dim):
         return obj  # already adapted (reading its .dim here would make a probe call)
     own_dim = getattr(obj, "dim", None)
     own_dim = own_dim if isinstance(own_dim, int) and not isinstance(own_dim, bool) else None

@@ -25,6 +25,7 @@ import numpy as np
 
 from rbdspy.memory.database import DB_FILE, KEYS, LOG_KEEP, OP_ADD, OP_DEL, OP_SCOPE, OP_VEC, Database
 from rbdspy.memory.embedders import Embedder, as_embedder
+from rbdspy.memory.faults import AFTER_COMMIT, INDEX_UPDATE, REBUILD, Faults
 from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise
 from rbdspy.memory.jsonl import read_items, split_new, write_lines
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, confidently_harmful
@@ -51,11 +52,16 @@ class MemoryStore:
     against the item's own text. All methods are thread-safe; several processes may open the
     same path. Use it as a context manager, or call `close()`, so the indexes are saved and the
     next open does not have to rebuild them.
+
+    `faults` is the test seam for crash recovery (memory/faults.py): actions run between a
+    write's commit and the indexes. Leave it unset outside tests.
     """
 
     UNSCOPED = UNSCOPED
 
-    def __init__(self, path: str | os.PathLike[str], embedder: Any = None, key: Key = "task"):
+    def __init__(
+        self, path: str | os.PathLike[str], embedder: Any = None, key: Key = "task", *, faults: Faults | None = None
+    ):
         if key not in KEYS:
             raise ValueError(f"MemoryStore key must be 'task' or 'item', got {key!r}.")
         self.path = Path(path)
@@ -63,6 +69,7 @@ class MemoryStore:
             raise ValueError(f"MemoryStore path must be a directory; {self.path} is a file.")
         self.path.mkdir(parents=True, exist_ok=True)
         self.key: str = key
+        self.faults = faults if faults is not None else Faults()
         self._lock = threading.RLock()
         self._closed = False
         self._db = Database(self.path)
@@ -150,7 +157,7 @@ class MemoryStore:
                 seq_after = self._db.change_seq()
             scopes = {item.scope for item in batch}
             self._after_write(
-                seq_before, seq_after, lambda: self._index_add(np.asarray(pks, dtype=np.int64), task, own), scopes
+                seq_before, seq_after, lambda: self._vectors.add(np.asarray(pks, dtype=np.int64), task, own), scopes
             )
         return ids
 
@@ -181,7 +188,10 @@ class MemoryStore:
                 if not missing:
                     new_vectors = {key: vectors[key] for key in changed}
                     self._after_write(
-                        seq_before, seq_after, lambda: self._vectors.replace(pk, new_vectors), {old_scope, item.scope}
+                        seq_before,
+                        seq_after,
+                        lambda pk=pk, new_vectors=new_vectors: self._vectors.replace(pk, new_vectors),
+                        {old_scope, item.scope},
                     )
                     return item
             # Embed outside the lock and the write transaction (a model call can be slow), then retry.
@@ -261,15 +271,17 @@ class MemoryStore:
             self._check_open()
             return self._db.episodes(limit)
 
-    # Hooks between a commit and the in-memory indexes (tests replace them to simulate crashes).
-
     def _after_write(
         self, seq_before: int, seq_after: int, apply: Callable[[], None], scopes: Iterable[str | None]
     ) -> None:
-        self._vectors.after_write(seq_before, seq_after, apply, scopes)
+        """After a commit: the fault points, then the change applied to the live indexes."""
+        self.faults.hit(AFTER_COMMIT)
 
-    def _index_add(self, pks: np.ndarray, task: np.ndarray, own: np.ndarray) -> None:
-        self._vectors.add(pks, task, own)
+        def update() -> None:
+            self.faults.hit(INDEX_UPDATE)
+            apply()
+
+        self._vectors.after_write(seq_before, seq_after, update, scopes)
 
     # ------------------------------------------------------------------ reads
 
@@ -355,6 +367,7 @@ class MemoryStore:
             raise
 
     def _rebuild(self, db_seq: int) -> None:
+        self.faults.hit(REBUILD)
         self._vectors.rebuild(db_seq)
 
     def _read_index_file(self, key: str) -> tuple[faiss.Index, dict[str, Any]] | None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rbdspy.memory.database import KEYS, Database
-from rbdspy.memory.embedders import Embedder, _CallableEmbedder, as_embedder
+from rbdspy.memory.embedders import Embedder, as_embedder, known_dim
 from rbdspy.memory.inputs import normalise
 from rbdspy.types import MemoryItem
 
@@ -56,11 +56,8 @@ class StoreEmbedding:
             raise self.mismatch_error(recorded_name, recorded_dim, name, dim)
 
     def dim_if_known(self) -> int | None:
-        if self.embedder is None:
-            return None
-        if isinstance(self.embedder, _CallableEmbedder):
-            return self.embedder._dim  # do not make a probe call just to compare
-        return int(self.embedder.dim)
+        # known_dim: no probe call just to compare
+        return known_dim(self.embedder) if self.embedder is not None else None
 
     def record_meta(self, dim: int, with_embedder: bool) -> None:
         """Inside a write transaction: record the embedder's name and dim on first write, and
@@ -100,7 +97,8 @@ class StoreEmbedding:
             raw = raw.reshape(1, -1)
         if raw.ndim != 2 or raw.shape[0] != len(texts):
             raise ValueError(
-                f"Embedder {embedder.name!r} returned shape {raw.shape} for {len(texts)} texts; expected ({len(texts)}, dim)."
+                f"Embedder {embedder.name!r} returned shape {raw.shape} for {len(texts)} texts; "
+                f"expected ({len(texts)}, dim)."
             )
         recorded = self._recorded_dim()
         if recorded is not None and raw.shape[1] != recorded:

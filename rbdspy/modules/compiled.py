@@ -35,7 +35,8 @@ def resolve(compiled: Any) -> tuple[Path | None, bool]:
     if isinstance(compiled, (str, Path)):
         return Path(compiled), True
     raise TypeError(
-        f"compiled must be a directory of compiled JSON files, a .json file, None or False; got {type(compiled).__name__}"
+        "compiled must be a directory of compiled JSON files, a .json file, None or False; "
+        f"got {type(compiled).__name__}"
     )
 
 
@@ -47,7 +48,8 @@ def load_component(module, path: Path) -> None:
         module.load(str(path))
     except (KeyError, TypeError, json.JSONDecodeError) as error:
         raise ValueError(
-            f"{path} is not a compiled {type(module).__name__} ({type(error).__name__}: {error}); was it written by `rbdspy compile` for this component?"
+            f"{path} is not a compiled {type(module).__name__} ({type(error).__name__}: {error}); "
+            "was it written by `rbdspy compile` for this component?"
         ) from error
 
 
@@ -66,7 +68,8 @@ def load_directory(owner, directory: Path, required: bool) -> list[str]:
             loaded.append(str(path))
     if required and not loaded:
         raise FileNotFoundError(
-            f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: pass the output directory of `rbdspy compile`"
+            f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: "
+            "pass the output directory of `rbdspy compile`"
         )
     if loaded:
         log.debug("loaded compiled prompts: %s", loaded)

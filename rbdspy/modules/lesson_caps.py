@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson
 
 log = logging.getLogger(__name__)
@@ -22,11 +23,6 @@ def check_max_lessons(max_lessons: int, limit: int) -> int:
     if isinstance(max_lessons, bool) or not isinstance(max_lessons, int) or not 1 <= max_lessons <= limit:
         raise ValueError(f"max_lessons must be between 1 and {limit}; got {max_lessons!r}")
     return max_lessons
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _field(draft: Any, name: str) -> str:
@@ -43,14 +39,14 @@ def normalise_lessons(drafts: Any, cap: int) -> list[Lesson]:
     lessons: list[Lesson] = []
     seen: set[str] = set()
     for draft in drafts:
-        title = _clip(_field(draft, "title"), TITLE_MAX)
+        title = clip(_field(draft, "title"), TITLE_MAX)
         if title.lower() in seen:
             continue
         try:
             lesson = Lesson(
                 title=title,
-                description=_clip(_field(draft, "description"), DESCRIPTION_MAX),
-                content=_clip(_field(draft, "content"), CONTENT_MAX),
+                description=clip(_field(draft, "description"), DESCRIPTION_MAX),
+                content=clip(_field(draft, "content"), CONTENT_MAX),
             )
         except ValidationError:
             log.debug("dropping malformed lesson draft %r", draft)

@@ -33,14 +33,13 @@ DEFAULT_MIN_SIMILARITY: float | None = None
 
 @dataclass(frozen=True)
 class Recall:
-    """What the bank retrieved for one task: the task text, the query it searched with, the
-    items it serves and, per item, why (`MemoryRetriever`'s `retrieval` records)."""
+    """What the bank retrieved for one task: the task text, its situation, the items it serves
+    and, per item, why (`MemoryRetriever`'s `retrieval` records)."""
 
     task: str
-    query: str
     memories: list[MemoryItem]
     retrieval: list[dict[str, Any]]
-    situation: str | None = None  # the query, when it is the agent's situation: lessons are stored under it
+    situation: str | None = None  # the agent's situation, when the bank retrieves by it
 
 
 class ReasoningBank(dspy.Module):
@@ -162,15 +161,14 @@ class ReasoningBank(dspy.Module):
         return {**task_inputs, self.memory_field: format_memory_block(used)}
 
     def recall_plan(self, task_inputs: dict[str, Any]) -> Plan:
-        """Plan -> `Recall`: the task, the query retrieval used (the agent's situation, or the
-        task text) and the items served for it."""
+        """Plan -> `Recall`: the task, its situation (when the agent declares one) and the items
+        served for them."""
         task = self.task_of(task_inputs)
-        query = task
+        situation = None
         if self.query == "situation":  # an environment reset: blocking work
-            query = yield Blocking(lambda: self.agent.situation(**task_inputs))
-        found = yield Call(self.retriever, {"task": query})
-        situation = query if self.query == "situation" else None
-        return Recall(task=task, query=query, memories=found.memories, retrieval=found.retrieval, situation=situation)
+            situation = yield Blocking(lambda: self.agent.situation(**task_inputs))
+        found = yield Call(self.retriever, {"task": task, "situation": situation})
+        return Recall(task=task, memories=found.memories, retrieval=found.retrieval, situation=situation)
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         recall = yield from self.recall_plan(task_inputs)
@@ -213,10 +211,12 @@ class ReasoningBank(dspy.Module):
 
     # ---- retrieval and persistence -----------------------------------------------------------
 
-    def retrieve(self, task: str, k: int | None = None, scope: str | None = None) -> list[MemoryItem]:
-        """The items the bank would serve for the query `task` (a task text, or a situation);
-        does not count as a use."""
-        return self.retriever(task=task, k=k, scope=scope).memories
+    def retrieve(
+        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+    ) -> list[MemoryItem]:
+        """The items the bank would serve for `task` (in `situation`, when given); does not
+        count as a use."""
+        return self.retriever(task=task, k=k, scope=scope, situation=situation).memories
 
     def save(self, path, save_program: bool = False, modules_to_serialize=None):
         """Saves every predictor's prompts and demos as JSON. The store persists itself and is

@@ -15,16 +15,12 @@ from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lm_errors import attempt
 from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.signatures import RefineTrajectory
+from rbdspy.text import clip
 from rbdspy.types import Step, Trajectory
 
 REFINEMENT_ROLE = "refinement"
 NOTES_MAX = 2000
 ANSWER_MAX = 1000
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def refined_trajectory(trajectory: Trajectory, notes: str, refined_answer: str, pass_number: int) -> Trajectory:
@@ -71,8 +67,8 @@ class TrajectoryRefiner(dspy.Module):
         pred, error = yield from attempt(self.refine, inputs, f"refinement pass {pass_number}")
         if error is not None:  # an LM that misbehaves skips the pass, never the loop
             return self._skipped(trajectory, f"{type(error).__name__}: {error}")
-        notes = _clip(str(getattr(pred, "notes", "") or ""), NOTES_MAX)
-        answer = _clip(str(getattr(pred, "refined_answer", "") or ""), ANSWER_MAX)
+        notes = clip(str(getattr(pred, "notes", "") or ""), NOTES_MAX, collapse=False)
+        answer = clip(str(getattr(pred, "refined_answer", "") or ""), ANSWER_MAX, collapse=False)
         if not notes:
             return self._skipped(trajectory, "the refiner wrote no notes")
         return dspy.Prediction(

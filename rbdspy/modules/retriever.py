@@ -14,6 +14,10 @@ DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, mor
 RANKINGS = ("similarity", "utility")
 Ranking = Literal["similarity", "utility"]
 CANDIDATE_POOL = 16  # similar items re-ranked per query (doubled while retired ones crowd it)
+# How much the situation's similarity adds to the task's (see README, "Retrieval"): enough to
+# order candidates whose task texts are identical (one template, many games), too little to
+# overturn a clearly better task match.
+SITUATION_WEIGHT = 0.1
 
 
 def _tiebreak(query: str, item_id: str) -> str:
@@ -26,13 +30,17 @@ class MemoryRetriever(dspy.Module):
     """Returns `Prediction(memories, scores, retrieval)`, best first.
 
     - `memories`: the items to serve (list[MemoryItem]); `scores`: their rank scores.
-    - `retrieval`: one dict per served item (id, title, source, similarity, rank_score,
-      value), what a benchmark record keeps to explain a serve.
+    - `retrieval`: one dict per served item (id, title, source, similarity to the task,
+      similarity of situations, rank_score, value), what a benchmark record keeps to explain a
+      serve.
 
-    Candidates are the store's most similar items of the scope (scope filtering happens inside
-    the store, before any top-k). Retired items are never served. Below `min_similarity` nothing
-    is served: an irrelevant lesson costs tokens and can mislead a small model. With
-    `ranking="utility"` the rank joins similarity and the item's learned usefulness
+    Candidates are the store's items most similar to the task text (scope filtering happens
+    inside the store, before any top-k). Given the task's `situation` (the task plus what the
+    agent first saw), each candidate's similarity gains `situation_weight` times the similarity
+    of the situation it was learned in: tasks made from one template are told apart by what
+    differs between them. Retired items are never served. Below `min_similarity` (on the task
+    text) nothing is served: an irrelevant lesson costs tokens and can mislead a small model.
+    With `ranking="utility"` the rank joins similarity and the item's learned usefulness
     (`memory/ranking.py`); with "similarity" (the paper's) it is the similarity. The store is a
     live handle: deep copies of this module (one per optimizer candidate) share it.
     """
@@ -46,6 +54,7 @@ class MemoryRetriever(dspy.Module):
         ranking: Ranking = "similarity",
         min_similarity: float | None = None,
         utility_weight: float = UTILITY_WEIGHT,
+        situation_weight: float = SITUATION_WEIGHT,
     ):
         super().__init__()
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
@@ -60,6 +69,7 @@ class MemoryRetriever(dspy.Module):
         self.ranking = ranking
         self.min_similarity = min_similarity
         self.utility_weight = utility_weight
+        self.situation_weight = situation_weight
 
     def _candidates(self, query: str, k: int, scope: str | None) -> list:
         pool = max(CANDIDATE_POOL, 4 * k)
@@ -70,38 +80,52 @@ class MemoryRetriever(dspy.Module):
                 return live
             pool *= 2
 
-    def _rank(self, item, similarity: float) -> float:
-        if self.ranking == "utility":
-            return rank_score(similarity, item.value, self.utility_weight)
-        return similarity
+    def _situation_similarities(self, situation: str, items: list) -> list[float]:
+        """Cosine of `situation` with the situation each item was learned in (its task when none
+        was recorded)."""
+        texts = [situation] + [
+            (item.provenance[0].situation if item.provenance else None) or item.task or item.text() for item in items
+        ]
+        vectors = self.store.embed(texts)
+        return [float(v) for v in vectors[1:] @ vectors[0]]
 
-    def forward(self, task: str, k: int | None = None, scope: str | None = None) -> dspy.Prediction:
+    def forward(
+        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+    ) -> dspy.Prediction:
         k = self.k if k is None else k
         if k == 0 or not task or len(self.store) == 0:
             return dspy.Prediction(memories=[], scores=[], retrieval=[])
         scope = scope if scope is not None else self.scope
-        ranked = sorted(
-            (
-                (self._rank(item, similarity), similarity, item)
-                for item, similarity in self._candidates(task, k, scope)
-                if self.min_similarity is None or similarity >= self.min_similarity
-            ),
-            key=lambda row: (-row[0], -row[1], _tiebreak(task, row[2].id)),
-        )[:k]
+        candidates = [
+            (item, similarity)
+            for item, similarity in self._candidates(task, k, scope)
+            if self.min_similarity is None or similarity >= self.min_similarity
+        ]
+        situated = self._situation_similarities(situation, [i for i, _ in candidates]) if situation else None
+        rows = []
+        for n, (item, similarity) in enumerate(candidates):
+            score = similarity + (self.situation_weight * situated[n] if situated else 0.0)
+            rank = rank_score(score, item.value, self.utility_weight) if self.ranking == "utility" else score
+            rows.append((rank, score, item, similarity, situated[n] if situated else None))
+        rows.sort(key=lambda row: (-row[0], -row[1], _tiebreak(situation or task, row[2].id)))
+        served = rows[:k]
         retrieval = [
             {
                 "id": item.id,
                 "title": item.title,
                 "source": item.source,
                 "similarity": round(float(similarity), 4),
+                "situation_similarity": None if sit is None else round(sit, 4),
                 "rank_score": round(float(rank), 4),
                 "value": round(item.value, 4),
             }
-            for rank, similarity, item in ranked
+            for rank, _, item, similarity, sit in served
         ]
         return dspy.Prediction(
-            memories=[item for _, _, item in ranked], scores=[rank for rank, _, _ in ranked], retrieval=retrieval
+            memories=[row[2] for row in served], scores=[row[0] for row in served], retrieval=retrieval
         )
 
-    async def aforward(self, task: str, k: int | None = None, scope: str | None = None) -> dspy.Prediction:
-        return await asyncio.to_thread(self, task=task, k=k, scope=scope)
+    async def aforward(
+        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+    ) -> dspy.Prediction:
+        return await asyncio.to_thread(self, task=task, k=k, scope=scope, situation=situation)

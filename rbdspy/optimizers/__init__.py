@@ -8,7 +8,15 @@ metrics.py (what is optimised), examples.py (records -> dspy.Example), recipes.p
 optimizer, budget -> knobs), compile.py (run, evaluate before/after, save, log to MLflow).
 """
 
-from rbdspy.optimizers.compile import CompileResult, compile_program, evaluate_program, load_program, new_program
+from rbdspy.optimizers.compile import (
+    CompileResult,
+    CompileSettings,
+    compile_program,
+    compile_settings,
+    evaluate_program,
+    load_program,
+    new_program,
+)
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, extractor_example, judge_example, load_labelled, make_examples
 from rbdspy.optimizers.metrics import (
@@ -25,9 +33,11 @@ __all__ = [
     "OPTIMIZERS",
     "TARGETS",
     "CompileResult",
+    "CompileSettings",
     "EvalReport",
     "balanced_sample",
     "compile_program",
+    "compile_settings",
     "evaluate",
     "evaluate_program",
     "extractor_example",

@@ -28,6 +28,7 @@ from typing import Any
 import dspy
 
 from rbdspy import tracking
+from rbdspy.lm.usage import LmUsage
 from rbdspy.modules.compiled import COMPONENT_FILES
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
@@ -36,7 +37,7 @@ from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_dige
 from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
 from rbdspy.optimizers.plots import confusion_png
 from rbdspy.optimizers.recipes import RECIPES, check, defaults_for
-from rbdspy.optimizers.usage import CountingMetric, LmUsage
+from rbdspy.optimizers.usage import CountingMetric
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,51 @@ class CompileResult:
     knobs: dict[str, Any]
     usage: dict[str, float] = field(default_factory=dict)
     program: Any = None
+
+
+@dataclass(frozen=True)
+class CompileSettings:
+    """A compile's budget (metric calls) and sizes, each the caller's or else the recipe default
+    for the target (smaller when the target is compiled as part of `--target all`)."""
+
+    budget: int
+    train_limit: int
+    dev_limit: int
+    max_demos: int
+
+
+def compile_settings(
+    target: str,
+    optimizer: str,
+    *,
+    in_all: bool = False,
+    budget: int | None = None,
+    train_limit: int | None = None,
+    dev_limit: int | None = None,
+    max_demos: int | None = None,
+) -> CompileSettings:
+    """The settings a compile runs with: what was given, the recipe's defaults for the rest.
+    `compile_program` runs with these, and the CLI estimates the compile's time from them."""
+    default_budget, defaults = defaults_for(target, optimizer, in_all)
+    return CompileSettings(
+        budget=default_budget if budget is None else budget,
+        train_limit=defaults.train_limit if train_limit is None else train_limit,
+        dev_limit=defaults.dev_limit if dev_limit is None else dev_limit,
+        max_demos=defaults.max_demos if max_demos is None else max_demos,
+    )
+
+
+def _lm_and_rubric(target: str, lm: Any, rubric_lm: Any, command: str) -> tuple[Any, Any]:
+    """The LM a compile or eval runs on (`lm`, else `dspy.settings.lm`) and the lesson rubric
+    (only for the extractors, only with a rubric LM); ValueError naming the fix when no LM."""
+    lm = lm or dspy.settings.lm
+    if lm is None:
+        raise ValueError(f"{command} needs an LM: pass lm=... or dspy.configure(lm=...)")
+    if rubric_lm is None or target != "extractors":
+        return lm, None
+    from rbdspy.optimizers.rubric import LessonRubric
+
+    return lm, LessonRubric(rubric_lm)
 
 
 def _lm_name(lm: Any) -> str:
@@ -150,14 +196,18 @@ def compile_program(
     `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`; `budget`, the limits and
     `max_demos` to the recipe defaults for the target."""
     check(target, optimizer)
-    default_budget, defaults = defaults_for(target, optimizer, in_all)
-    budget = default_budget if budget is None else budget
-    train_limit = defaults.train_limit if train_limit is None else train_limit
-    dev_limit = defaults.dev_limit if dev_limit is None else dev_limit
-    max_demos = defaults.max_demos if max_demos is None else max_demos
-    lm = lm or dspy.settings.lm
-    if lm is None:
-        raise ValueError("compile needs an LM: pass lm=... or dspy.configure(lm=...)")
+    settings = compile_settings(
+        target,
+        optimizer,
+        in_all=in_all,
+        budget=budget,
+        train_limit=train_limit,
+        dev_limit=dev_limit,
+        max_demos=max_demos,
+    )
+    budget, train_limit, dev_limit = settings.budget, settings.train_limit, settings.dev_limit
+    max_demos = settings.max_demos
+    lm, rubric = _lm_and_rubric(target, lm, rubric_lm, "compile")
     train_files, dev_files = expand_paths(train), expand_paths(dev)
     train_records = balanced_sample(load_labelled(train_files), train_limit, seed)
     dev_records = balanced_sample(load_labelled(dev_files), dev_limit, seed)
@@ -165,11 +215,6 @@ def compile_program(
     if not trainset:
         raise ValueError(f"no training records in {', '.join(map(str, train_files))}")
 
-    rubric = None
-    if rubric_lm is not None and target == "extractors":
-        from rbdspy.optimizers.rubric import LessonRubric
-
-        rubric = LessonRubric(rubric_lm)
     metric = CountingMetric(metric_for(target, rubric=rubric))
     metric_feedback = CountingMetric(metric_for(target, feedback=True, rubric=rubric))
     out_dir = Path(out_dir)
@@ -287,17 +332,10 @@ def evaluate_program(
     """Scores a compiled (or, with `compiled=None`, the hand-written) judge or extractor on
     labelled data, as one MLflow run with the metrics, per-example results and, for the judge,
     the confusion-matrix PNG. Returns the report and the run id."""
-    lm = lm or dspy.settings.lm
-    if lm is None:
-        raise ValueError("eval needs an LM: pass lm=... or dspy.configure(lm=...)")
+    lm, rubric = _lm_and_rubric(target, lm, rubric_lm, "eval")
     files = expand_paths(data)
     examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed))
     program = load_program(target, compiled)
-    rubric = None
-    if rubric_lm is not None and target == "extractors":
-        from rbdspy.optimizers.rubric import LessonRubric
-
-        rubric = LessonRubric(rubric_lm)
     with (
         dspy.context(lm=lm),
         tracking.run(

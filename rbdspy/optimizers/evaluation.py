@@ -59,7 +59,7 @@ def _judge_summary(triples) -> EvalReport:
             "verdict": p,
             "rationale": getattr(getattr(pred, "verdict", None), "rationale", ""),
         }
-        for (ex, pred, _), p in zip(triples, predicted)
+        for (ex, pred, _), p in zip(triples, predicted, strict=True)
     ]
     metrics = {k: float(v) for k, v in report.items() if k not in ("confusion", "n")}
     return EvalReport("judge", report["accuracy"], metrics, rows, report["confusion"])

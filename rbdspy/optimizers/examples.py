@@ -18,12 +18,15 @@ import hashlib
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dspy
 
-from rbdspy.envs.dataset import LabelledTrajectory, load_records
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.optimizers.literals import trajectory_literals
+
+if TYPE_CHECKING:  # the record type only; the envs layer is imported where records are read
+    from rbdspy.envs.dataset import LabelledTrajectory
 
 DEFAULT_MAX_CHARS = 6000
 AGENT_ROLES = ("agent", "assistant")
@@ -49,6 +52,8 @@ def expand_paths(patterns: Iterable[str | Path]) -> list[Path]:
 
 def load_labelled(patterns: Iterable[str | Path]) -> list[LabelledTrajectory]:
     """Every record of every file the patterns name, in file order."""
+    from rbdspy.envs.dataset import load_records
+
     records: list[LabelledTrajectory] = []
     for path in expand_paths(patterns):
         records.extend(load_records(path))

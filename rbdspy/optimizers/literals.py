@@ -26,9 +26,16 @@ NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 # Words that may appear in an action without making a lesson episode-specific: grammar, the
 # verbs of the text-game action languages (ScienceWorld, TextWorld-Express), and nouns every
 # task shares. A lesson that says "open the door before moving" is still general.
-GENERIC_WORDS = frozenset(
-    ["a", "an", "the", "this", "that", "these", "those", "it", "its", "itself", "them", "they", "their", "there", "here", "to", "on", "in", "into", "onto", "inside", "from", "with", "at", "of", "for", "and", "or", "up", "down", "out", "off", "by", "about", "over", "under", "around", "through", "across", "toward", "towards", "near", "next", "using", "use", "look", "go", "move", "walk", "open", "close", "take", "pick", "put", "drop", "place", "examine", "inventory", "read", "focus", "activate", "deactivate", "connect", "disconnect", "mix", "pour", "eat", "drink", "wait", "wait1", "teleport", "cook", "slice", "chop", "dice", "prepare", "turn", "flip", "check", "inspect", "get", "give", "find", "unlock", "lock", "enter", "exit", "leave", "return", "make", "task", "step", "action", "agent", "object", "item", "items", "thing", "things", "container", "location", "room", "door", "doors", "self", "yes", "no", "not", "all", "any", "some", "each", "every", "first", "next", "last", "new", "substance"]
+_GENERIC_WORDS_TEXT = (
+    "a an the this that these those it its itself them they their there here to on in into onto inside "
+    "from with at of for and or up down out off by about over under around through across toward towards "
+    "near next using use look go move walk open close take pick put drop place examine inventory read "
+    "focus activate deactivate connect disconnect mix pour eat drink wait wait1 teleport cook slice chop "
+    "dice prepare turn flip check inspect get give find unlock lock enter exit leave return make task "
+    "step action agent object item items thing things container location room door doors self yes no not "
+    "all any some each every first next last new substance"
 )
+GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split())
 
 ENV_ROLES = frozenset({"env", "environment", "tool", "observation", "user", "system"})
 

@@ -102,7 +102,7 @@ def judge_report(golds: Sequence[str], predicted: Sequence[str]) -> dict[str, An
     of predicted labels against environment labels."""
     if len(golds) != len(predicted):
         raise ValueError(f"{len(golds)} labels but {len(predicted)} predictions")
-    pairs = Counter(zip(golds, (verdict_label(p) for p in predicted)))
+    pairs = Counter(zip(golds, (verdict_label(p) for p in predicted), strict=True))
     n = len(golds)
     n_success = sum(1 for g in golds if g == "success")
     n_failure = n - n_success

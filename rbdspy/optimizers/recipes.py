@@ -87,7 +87,8 @@ def check(target: str, optimizer: str) -> None:
         raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
     if target == "extractors" and optimizer == "labeled":
         raise ValueError(
-            "labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): use gepa, miprov2 or bootstrap"
+            "labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): "
+            "use gepa, miprov2 or bootstrap"
         )
 
 

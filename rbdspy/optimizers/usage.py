@@ -1,10 +1,5 @@
-"""Counting what a compile spent: LM calls and tokens (per model) and metric calls.
-
-LM usage is read from DSPy's global LM history rather than `dspy.track_usage()`, whose tracker is
-copied into each worker thread and never merged back, so threaded evaluations and optimizers
-would go uncounted. Every LM call (the program's, the proposer's, the reflection LM's, copies
-made by optimizers) appends one history entry with its token usage.
-"""
+"""Counting what a compile spent: metric calls here; LM calls and tokens with `LmUsage`
+(rbdspy/lm/usage.py, shared with the benchmark and re-exported here)."""
 
 from __future__ import annotations
 
@@ -12,28 +7,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from dspy.clients import base_lm
+from rbdspy.lm.usage import LmUsage
 
-
-class LmUsage:
-    """`with LmUsage() as usage: ...` then `usage.totals()`."""
-
-    def __enter__(self) -> LmUsage:
-        self._seen = {id(entry) for entry in base_lm.GLOBAL_HISTORY}
-        self.entries: list[dict] = []
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.entries = [entry for entry in base_lm.GLOBAL_HISTORY if id(entry) not in self._seen]
-
-    def totals(self) -> dict[str, float]:
-        out = {"lm_calls": 0.0, "lm_prompt_tokens": 0.0, "lm_completion_tokens": 0.0}
-        for entry in self.entries:
-            usage = entry.get("usage") or {}
-            out["lm_calls"] += 1
-            out["lm_prompt_tokens"] += float(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
-            out["lm_completion_tokens"] += float(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
-        return out
+__all__ = ["CountingMetric", "LmUsage"]
 
 
 class CountingMetric:

@@ -81,9 +81,10 @@ def test_bench_command_refuses_bad_options(captured, argv, hint):
 
 
 def test_memory_bench_script_smoke(demo_env, tmp_path, capsys, hash_embedder, monkeypatch):
-    import rbdspy.demo
+    import rbdspy.envs.task_sets
 
-    monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Unclosed(demo_env))  # reuse the session's JVM
+    # Reuse the session's JVM.
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_demo_env", lambda name: _Unclosed(demo_env))
     spec = importlib.util.spec_from_file_location("memory_bench", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -105,3 +106,45 @@ class _Unclosed:
 
     def close(self):
         pass
+
+
+def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_path, monkeypatch, mlflow_store):
+    """`rbdspy bench` down its real path (scripted LM, hash embedder, real TextWorld-Express games):
+    every arm's records, the bank, the reports and the MLflow run are written."""
+    import json
+
+    import mlflow
+
+    import rbdspy.envs.task_sets
+    from rbdspy.bench.records import arm_path, read_records
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    specs = []
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_demo_env", lambda name: _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or scripted_lm())
+    monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: HashEmbedder(dim=64))
+    out = tmp_path / "run"
+    argv = ["bench", "--smoke", "--env", "twx", "--arms", "no-memory,reasoningbank", "--tasks", "4", "--out", str(out)]
+    result = CliRunner().invoke(app, [*argv, "--max-steps", "2"])
+    assert result.exit_code == 0, result.output
+    assert specs == [None]  # no --lm: the factory's own default
+
+    records = {arm: read_records(arm_path(out, arm)) for arm in ("no-memory", "reasoningbank")}
+    streams = [[(r["index"], r["task_id"]) for r in rows] for rows in records.values()]
+    assert [i for i, _ in streams[0]] == [0, 1, 2, 3] and streams[0] == streams[1]  # the same tasks, in order
+    assert all(task_id.startswith("twx/") for _, task_id in streams[0])
+    assert all(r["error"] is None and r["steps"] == 2 for rows in records.values() for r in rows)
+    assert [r["memories_added"] for r in records["no-memory"]] == [0, 0, 0, 0]
+    assert [r["bank_size"] for r in records["reasoningbank"]] == [1, 2, 3, 4]
+    with MemoryStore(out / "banks" / "reasoningbank", embedder=HashEmbedder(dim=64)) as bank:
+        assert [item.title for item in bank.list()] == ["Check the room first"] * 4
+
+    saved = json.loads((out / "results.json").read_text())
+    assert list(saved["arms"]) == ["no-memory", "reasoningbank"]
+    assert saved["arms"]["reasoningbank"]["memories_written"] == 4
+    assert "| reasoningbank |" in (out / "results.md").read_text()
+    for name in ("learning_curve.png", "success_bars.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    parent = mlflow.MlflowClient(mlflow_store).get_run(saved["mlflow_run_id"])
+    assert parent.data.params["env"] == "twx" and parent.info.status == "FINISHED"

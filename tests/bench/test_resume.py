@@ -1,6 +1,7 @@
 """An interrupted run resumes without redoing finished tasks, from the bank its finished tasks
 left; a finished directory is never silently overwritten or mixed with other settings."""
 
+import io
 import json
 
 import dspy
@@ -26,7 +27,7 @@ def _run(env, out, embedder, **options):
         max_steps=STEPS,
         environment=env,
         mlflow=False,
-        console=Console(file=open("/dev/null", "w")),
+        console=Console(file=io.StringIO()),
         n_resamples=200,
         **options,
     )
@@ -79,7 +80,7 @@ def test_resume_can_add_an_arm_to_a_finished_run(demo_env, tmp_path, hash_embedd
         environment=demo_env,
         mlflow=False,
         resume=True,
-        console=Console(file=open("/dev/null", "w")),
+        console=Console(file=io.StringIO()),
         n_resamples=200,
     )
     assert list(results["arms"]) == ["no-memory", "reasoningbank", "reasoningbank-oracle"]

@@ -1,9 +1,9 @@
 """TaskRef ids, task listing and `play` on the pure-Python environment."""
 
 import pytest
-from envs_testing import SequenceEnv
 
 from rbdspy.envs import Environment, TaskRef, actions_of, make_env, play
+from rbdspy.envs.base import EnvironmentBase, interleave
 
 
 def test_task_id_round_trips():
@@ -76,7 +76,59 @@ def test_make_env_rejects_unknown_names():
         make_env("alfworld")
 
 
-def test_context_manager_closes():
-    with SequenceEnv() as env:
-        pass
-    assert env.closed
+class _CountingEnv(EnvironmentBase):
+    """EnvironmentBase with nothing of its own but a close() that counts."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.closes = 0
+
+    def task_types(self):
+        return ["box"]
+
+    def close(self):
+        self.closes += 1
+
+
+def test_context_manager_yields_the_adapter_and_closes_it_once_even_on_error():
+    env = _CountingEnv()
+    with env as entered:
+        assert entered is env and env.closes == 0
+    assert env.closes == 1
+    failing = _CountingEnv()
+    with pytest.raises(RuntimeError, match="mid-episode"), failing:
+        raise RuntimeError("mid-episode")  # not swallowed by __exit__
+    assert failing.closes == 1
+
+
+def test_base_checks_task_ids_splits_and_types():
+    env = _CountingEnv()
+    ref = env._task("counting/box/dev/4")
+    assert ref == TaskRef(env="counting", task_type="box", split="dev", variation=4)
+    assert env._task(ref) is ref
+    with pytest.raises(ValueError, match="belongs to environment 'fake', not 'counting'"):
+        env._task("fake/box/dev/4")
+    with pytest.raises(ValueError, match="unknown task type 'lamp'; known: box"):
+        env._task("counting/lamp/dev/4")
+    assert env._check_types(None) == ["box"] and env._check_types(["box"]) == ["box"]
+    with pytest.raises(ValueError, match=r"unknown task type\(s\) \['lamp'\] for counting"):
+        env._check_types(["box", "lamp"])
+    with pytest.raises(ValueError, match="split must be one of train, dev, test; got 'val'"):
+        env._check_split("val")
+
+
+def test_interleave_round_robins_over_types_up_to_the_limit():
+    def refs(task_type, n):
+        return [TaskRef(env="e", task_type=task_type, split="train", variation=v) for v in range(n)]
+
+    groups = [refs("a", 3), refs("b", 1), refs("c", 2)]
+    assert [(r.task_type, r.variation) for r in interleave(groups)] == [
+        ("a", 0),
+        ("b", 0),
+        ("c", 0),
+        ("a", 1),
+        ("c", 1),
+        ("a", 2),
+    ]
+    assert [(r.task_type, r.variation) for r in interleave(groups, limit=4)] == [("a", 0), ("b", 0), ("c", 0), ("a", 1)]

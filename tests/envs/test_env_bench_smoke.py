@@ -1,15 +1,20 @@
 """benchmarks/env_bench.py still runs (smoke size; timings are printed, never asserted)."""
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
+
+# Both tests play TextWorld-Express, which runs on the JVM.
+pytest.importorskip("textworld_express")
+if shutil.which("java") is None:
+    pytest.skip("Java is not installed (TextWorld-Express runs on the JVM)", allow_module_level=True)
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "env_bench.py"
 
 
 def test_env_bench_smoke(capsys, twx_env):
-    pytest.importorskip("textworld_express")
     spec = importlib.util.spec_from_file_location("env_bench", BENCH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -22,7 +27,6 @@ def test_env_bench_smoke(capsys, twx_env):
 
 def test_env_bench_agent_rows_count_steps_and_successes():
     """The agent timing path on a scripted LM: the first demo task is twc, solved by its gold path."""
-    pytest.importorskip("textworld_express")
     import dspy
     from dspy.utils import DummyLM
 

@@ -1,10 +1,16 @@
 """The TextWorld-Express adapter against the real simulator (one shared JVM for the session)."""
 
 import json
+import shutil
 
 import pytest
 
 from rbdspy.envs import TaskRef, play
+
+# Every test here starts the simulator, which runs on the JVM (some without the shared fixture).
+pytest.importorskip("textworld_express")
+if shutil.which("java") is None:
+    pytest.skip("Java is not installed (TextWorld-Express runs on the JVM)", allow_module_level=True)
 
 
 def test_every_game_gold_path_succeeds_and_truncation_fails(twx_env):

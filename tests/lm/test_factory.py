@@ -4,12 +4,14 @@ pass-through to dspy.LM, and error messages that name the fix. No model, no netw
 import importlib.util
 
 import dspy
+import numpy as np
 import pytest
 
 from rbdspy.lm import factory, model_files
 from rbdspy.lm.factory import make_embedder, make_lm
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
 from rbdspy.lm.model_files import ModelNotInstalledError
+from rbdspy.memory.embedders import Embedder, HashEmbedder
 
 _real_find_spec = importlib.util.find_spec
 
@@ -157,21 +159,60 @@ def test_local_embedder_without_the_weights_package(monkeypatch):
         make_embedder("local")
 
 
-def test_hash_embedder_from_env(monkeypatch):
-    embedders = pytest.importorskip("rbdspy.memory.embedders")
+def test_hash_embedder_from_env_is_deterministic_and_normalised(monkeypatch):
     monkeypatch.setenv("RBDSPY_EMBEDDER", "hash")
     embedder = make_embedder()
-    assert isinstance(embedder, embedders.HashEmbedder)
-    assert embedder(["a", "b"]).shape == (2, embedder.dim)
+    assert isinstance(embedder, HashEmbedder)
+    assert embedder.dim == 384 and embedder.name == "rbdspy-hash-v1"
+    vectors = embedder(["open the red door", "bake a chocolate cake", "open the red door"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert np.array_equal(vectors[0], vectors[2])  # same text, same vector
+    assert not np.allclose(vectors[0], vectors[1])
+    # an explicit spec (padded) beats the environment and gives the same vectors
+    monkeypatch.setenv("RBDSPY_EMBEDDER", "openai/text-embedding-3-small")
+    assert np.array_equal(make_embedder(" hash ")(["open the red door"])[0], vectors[0])
 
 
-def test_litellm_embedder_is_wrapped():
-    pytest.importorskip("rbdspy.memory.embedders")
-    embedder = make_embedder("openai/text-embedding-3-small")  # constructed only, never called
-    assert callable(embedder)
+class _FakeLiteLLM:
+    """Stands in for litellm behind dspy.Embedder: records each call, answers fixed vectors."""
+
+    cache = None
+
+    def __init__(self, dim):
+        self.dim = dim
+        self.calls = []
+
+    def embedding(self, model, input, **kwargs):
+        self.calls.append((model, list(input)))
+        data = [{"embedding": [float(i + 1)] * self.dim} for i in range(len(input))]
+        return type("EmbeddingResponse", (), {"data": data})()
 
 
-@pytest.mark.parametrize("spec", ["", "  ", "minilm"])
-def test_invalid_embedder_spec(spec):
-    with pytest.raises(ValueError, match="RBDSPY_EMBEDDER"):
+def test_litellm_embedder_is_wrapped_with_its_spec_and_a_learned_dim(monkeypatch):
+    import dspy.clients.embedding as dspy_embedding
+
+    fake = _FakeLiteLLM(dim=3)
+    monkeypatch.setattr(dspy_embedding, "_get_litellm", lambda: fake)
+    embedder = make_embedder("openai/text-embedding-3-small")
+    assert embedder.name == "openai/text-embedding-3-small"  # what a store records
+    assert fake.calls == []  # constructing it calls nothing
+    vectors = embedder(["a", "b"])
+    assert fake.calls == [("openai/text-embedding-3-small", ["a", "b"])]
+    assert vectors.shape == (2, 3) and vectors.dtype == np.float32
+    assert vectors.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    # the dim was learned from that call: neither reading it nor the protocol check probes again
+    assert embedder.dim == 3 and isinstance(embedder, Embedder) and len(fake.calls) == 1
+    fake.dim = 4  # a model that changes its vector size is refused, not mixed into a store
+    with pytest.raises(ValueError, match="dim 4, expected 3"):
+        embedder(["c"])
+
+
+@pytest.mark.parametrize("spec", ["", "  ", "minilm", "openai/text embedding"])
+def test_invalid_embedder_spec_names_the_setting_and_the_choices(spec):
+    with pytest.raises(ValueError) as info:
         make_embedder(spec)
+    message = str(info.value)
+    assert repr(spec.strip() if spec.strip() else spec) in message
+    assert "RBDSPY_EMBEDDER" in message and "--embedder" in message
+    assert "'hash'" in message and "openai/text-embedding-3-small" in message

@@ -111,5 +111,23 @@ def test_policies_accept_a_single_item(open_store):
     store = open_store()
     item = make_item("Solo lesson", task="solo")
     assert AppendPolicy().apply(store, item) == [item]
-    assert DedupPolicy().apply(store, make_item("Other lesson", task="other")) != []
-    assert DedupPolicy().apply(store, []) == []
+    assert store.list() == [item]
+    policy = DedupPolicy(threshold=0.9)
+    # a distinct single item is added as itself, next to the first
+    other = make_item("Water the seeds", task="plant tomatoes", content="Water the tomato seeds every morning.")
+    assert policy.apply(store, other) == [other]
+    assert [i.id for i in store.list()] == [item.id, other.id]
+    # a near-duplicate single item is merged into the stored one: same id and text, both provenances
+    door = lesson(*DOOR, task="open the red door")
+    assert policy.apply(store, door) == [door]
+    near = lesson(DOOR[0], DOOR[1].replace("the mat", "the rug"), task="open the blue door")
+    [merged] = policy.apply(store, near)
+    assert (merged.id, merged.title, merged.content) == (door.id, door.title, door.content)
+    assert [(p.task, p.trajectory_id) for p in merged.provenance] == [
+        ("open the red door", "traj-open the red door"),
+        ("open the blue door", "traj-open the blue door"),
+    ]
+    assert len(store) == 3 and near.id not in store and store.get(door.id) == merged
+    assert store.get(other.id).provenance == other.provenance  # the distinct items are untouched
+    assert store.get(item.id).provenance == item.provenance
+    assert policy.apply(store, []) == [] and len(store) == 3

@@ -72,6 +72,26 @@ def test_as_embedder_wraps_a_function_with_lazy_dim():
     assert as_embedder(embedder) is embedder
 
 
+def test_known_dim_never_probes(tmp_path, hash_embedder):
+    from rbdspy.memory.embedders import known_dim
+    from rbdspy.memory.store import MemoryStore
+
+    calls = []
+
+    def encode(texts):
+        calls.append(texts)
+        return np.ones((len(texts), 3))
+
+    embedder = as_embedder(encode, name="ones")
+    assert known_dim(embedder) is None and embedder.known_dim is None
+    with MemoryStore(tmp_path / "bank", embedder=embedder):  # the open-time check does not probe either
+        pass
+    assert calls == []
+    embedder(["x"])
+    assert known_dim(embedder) == 3 and known_dim(hash_embedder) == hash_embedder.dim
+    assert known_dim(as_embedder(encode, name="ones", dim=3)) == 3
+
+
 def test_as_embedder_probes_dim_when_asked_first():
     embedder = as_embedder(lambda texts: np.zeros((len(texts), 5)), name="zeros")
     assert embedder.dim == 5 and embedder.name == "zeros"

@@ -20,6 +20,7 @@ from memory_testing import make_item
 
 from rbdspy.memory import store as store_module
 from rbdspy.memory.embedders import HashEmbedder, as_embedder
+from rbdspy.memory.faults import INDEX_UPDATE, REBUILD, Faults
 from rbdspy.memory.store import UNSCOPED, MemoryStore
 from rbdspy.types import MemoryItem, Provenance
 
@@ -279,11 +280,53 @@ def test_reopen_returns_same_items_and_search_results(tmp_path, hash_embedder):
             (tmp_path / "bank" / f"index.{key}.faiss").unlink()
 
 
-def test_sqlite_is_durable_and_shared(open_store):
-    store = open_store()
-    assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-    assert store._conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 10_000
+_OTHER_PROCESS = textwrap.dedent(
+    """
+    import json, os, sys
+    from rbdspy.memory import HashEmbedder, MemoryStore
+    from rbdspy.types import MemoryItem, Provenance
+    store = MemoryStore(sys.argv[1], embedder=HashEmbedder(dim=64))
+    seen = {
+        "items": [item.model_dump(mode="json") for item in store.list()],
+        "hits": [[item.id, score] for item, score in store.search("fix the bicycle tire", k=3)],
+    }
+    late = MemoryItem(title="Sharpen the knife", description="d", content="c",
+                      provenance=[Provenance(task="sharpen a kitchen knife")])
+    store.add(late)
+    print(json.dumps({**seen, "late": late.id}), flush=True)
+    os._exit(0)  # no close(), no index save: only the committed rows survive
+    """
+)
+
+
+def test_sqlite_is_durable_and_shared(tmp_path, hash_embedder):
+    """What one handle commits, another process reads while the first is still open, and the
+    other process's commit is seen by the first handle's next read and after a reopen."""
+    path = tmp_path / "bank"
+    store = MemoryStore(path, embedder=hash_embedder)
+    assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # readers never block the writer
+    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit survives power loss
+    items = topic_items()
+    store.add(items)
+    store.mark_used([items[1].id])
+    expected_hits = [[item.id, score] for item, score in store.search("fix the bicycle tire", k=3)]
+    before = [item.model_dump(mode="json") for item in store.list()]
+    # still open, never flushed: the other process reads the committed rows
+    proc = _run_python(_OTHER_PROCESS, str(path), cwd=tmp_path)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    seen = json.loads(out.strip().splitlines()[-1])
+    assert seen["items"] == before and len(before) == 5
+    assert seen["items"][1]["use_count"] == 1  # the usage update too, not only the insert
+    assert seen["hits"] == expected_hits and seen["hits"][0][0] == items[1].id
+    # the other process's write, committed but never flushed, is seen by this open handle
+    assert len(store) == 6 and store.get(seen["late"]).title == "Sharpen the knife"
+    assert store.search("sharpen a kitchen knife", k=1)[0][0].id == seen["late"]
+    expected_items = store.list()
+    store.close()
+    with MemoryStore(path, embedder=HashEmbedder(dim=64)) as again:
+        assert again.list() == expected_items
+        assert [[item.id, score] for item, score in again.search("fix the bicycle tire", k=3)] == expected_hits
 
 
 def test_reopen_without_close_loses_nothing(tmp_path, hash_embedder):
@@ -536,19 +579,19 @@ def test_two_processes_write_the_same_store(tmp_path, hash_embedder):
 # ---------------------------------------------------------------------------- crash recovery
 
 
-def test_crash_between_commit_and_index_update_in_process(tmp_path, hash_embedder, monkeypatch):
+def test_crash_between_commit_and_index_update_in_process(tmp_path, hash_embedder):
     store = MemoryStore(tmp_path / "bank", embedder=hash_embedder)
     store.add(topic_items()[:2])
-    store.search("tea", k=1)  # the index is live, so the next add goes through _index_add
+    store.search("tea", k=1)  # the index is live, so the next add reaches the index update
 
-    def crash(self, *args):
+    def crash():
         raise RuntimeError("simulated crash after commit")
 
-    monkeypatch.setattr(MemoryStore, "_index_add", crash)
+    store.faults.set(INDEX_UPDATE, crash)
     late = make_item("Preheat the oven", task="bake a chocolate cake")
     with pytest.raises(RuntimeError, match="simulated crash"):
         store.add(late)
-    monkeypatch.undo()
+    store.faults.clear()
     assert late.id in store  # committed before the index step failed
     assert store.search("bake a chocolate cake", k=1)[0][0].id == late.id  # index rebuilt on the next read
     assert len(store.search("anything", k=10)) == 3  # and not duplicated
@@ -561,18 +604,20 @@ _CRASHER = textwrap.dedent(
     """
     import os, sys
     from rbdspy.memory import HashEmbedder, MemoryStore
+    from rbdspy.memory.faults import AFTER_COMMIT
     from rbdspy.types import MemoryItem, Provenance
     store = MemoryStore(sys.argv[1], embedder=HashEmbedder(dim=64))
     store.search("warm up", k=1)
-    def die(*args, **kwargs):
+    def die():
         os._exit(0)  # killed right after the SQLite commit, before any index update or save
-    store._after_write = die
-    store.add(MemoryItem(title="Late lesson", description="d", content="c", provenance=[Provenance(task="a brand new crash task")]))
+    store.faults.set(AFTER_COMMIT, die)
+    late = [Provenance(task="a brand new crash task")]
+    store.add(MemoryItem(title="Late lesson", description="d", content="c", provenance=late))
     """
 )
 
 
-def test_killed_process_after_commit_loses_nothing(tmp_path, hash_embedder, monkeypatch):
+def test_killed_process_after_commit_loses_nothing(tmp_path, hash_embedder):
     path = tmp_path / "bank"
     with MemoryStore(path, embedder=hash_embedder) as store:
         store.add(topic_items())
@@ -581,11 +626,10 @@ def test_killed_process_after_commit_loses_nothing(tmp_path, hash_embedder, monk
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
 
-    def no_rebuild(self, db_seq):
+    def no_rebuild():
         raise AssertionError("the saved index should be caught up from the change log, not rebuilt")
 
-    monkeypatch.setattr(MemoryStore, "_rebuild", no_rebuild)
-    with MemoryStore(path, embedder=hash_embedder) as again:
+    with MemoryStore(path, embedder=hash_embedder, faults=Faults({REBUILD: no_rebuild})) as again:
         assert len(again) == 6
         hits = again.search("a brand new crash task", k=1)
         assert hits[0][0].title == "Late lesson"
@@ -644,7 +688,7 @@ def test_saved_index_that_disagrees_with_database_is_rebuilt(tmp_path, hash_embe
     assert "disagrees with the database" in caplog.text
 
 
-def test_stale_index_file_is_caught_up(tmp_path, hash_embedder, monkeypatch):
+def test_stale_index_file_is_caught_up(tmp_path, hash_embedder):
     path = tmp_path / "bank"
     items, _ = _saved_store(path, hash_embedder)
     # another handle writes and closes without ever loading the index, so the files stay stale
@@ -655,15 +699,18 @@ def test_stale_index_file_is_caught_up(tmp_path, hash_embedder, monkeypatch):
         writer.update(
             items[1].model_copy(update={"title": "Inflate the tire", "content": "Pump to the printed pressure."})
         )
-    monkeypatch.setattr(MemoryStore, "_rebuild", lambda self, seq: (_ for _ in ()).throw(AssertionError("rebuilt")))
-    with MemoryStore(path, embedder=hash_embedder) as store:
+
+    def no_rebuild():
+        raise AssertionError("rebuilt")
+
+    with MemoryStore(path, embedder=hash_embedder, faults=Faults({REBUILD: no_rebuild})) as store:
         assert store.search("sharpen a kitchen knife", k=1)[0][0].id == late.id
         hits = store.search("anything at all", k=10)
         assert len(hits) == 5 and items[0].id not in {item.id for item, _ in hits}
         assert store.search("inflate the tire printed pressure", k=1, key="item")[0][0].id == items[1].id
 
 
-def test_index_from_another_database_or_pruned_log_is_rebuilt(tmp_path, hash_embedder, monkeypatch):
+def test_index_from_another_database_or_pruned_log_is_rebuilt(tmp_path, hash_embedder, monkeypatch, caplog):
     first, second = tmp_path / "first", tmp_path / "second"
     _saved_store(first, hash_embedder)
     with MemoryStore(second, embedder=hash_embedder) as other:
@@ -671,17 +718,38 @@ def test_index_from_another_database_or_pruned_log_is_rebuilt(tmp_path, hash_emb
         other.search("x", k=1)
     for key in ("task", "item"):
         (second / f"index.{key}.faiss").write_bytes((first / f"index.{key}.faiss").read_bytes())
-    with MemoryStore(second, embedder=hash_embedder) as store:
+    with (
+        caplog.at_level(logging.INFO, logger="rbdspy.memory.store"),
+        MemoryStore(second, embedder=hash_embedder) as store,
+    ):
         hits = store.search("unique second task", k=10)
         assert [item.title for item, _ in hits] == ["Only here"]
+        assert "from another state; rebuilding" in caplog.text
+        # rebuilt from SQLite: the in-memory index is not the file's, so the files are due a save
+        assert store.stats()["index"]["persisted_seq"] is None
+    caplog.clear()
     # log pruned past the saved index: catch-up is impossible, so it rebuilds
     monkeypatch.setattr(store_module, "LOG_KEEP", 1)
-    with MemoryStore(first, embedder=hash_embedder) as writer:
+    saved = {key: (first / f"index.{key}.faiss").read_bytes() for key in ("task", "item")}
+    with MemoryStore(first, embedder=hash_embedder) as writer:  # never searches: the files stay behind
         writer.add([make_item(f"Extra {i}", task=f"extra task {i}") for i in range(3)])
         writer.add(make_item("Extra last", task="extra last task"))
+    assert {key: (first / f"index.{key}.faiss").read_bytes() for key in ("task", "item")} == saved
+    with (
+        caplog.at_level(logging.INFO, logger="rbdspy.memory.store"),
+        MemoryStore(first, embedder=hash_embedder) as store,
+    ):
+        hits = store.search("extra", k=20)
+        assert len(hits) == 9 and {item.title for item, _ in hits} >= {"Extra 0", "Extra 1", "Extra 2", "Extra last"}
+        assert store.search("extra last task", k=1)[0][0].title == "Extra last"  # only in the database
+        index = store.stats()["index"]
+        assert "Change log no longer reaches" in caplog.text
+        assert index["in_sync"] and index["synced_seq"] == index["db_seq"] and index["persisted_seq"] is None
+    # and the rebuilt index was saved over the stale files
+    for key in ("task", "item"):
+        assert (first / f"index.{key}.faiss").read_bytes() != saved[key]
     with MemoryStore(first, embedder=hash_embedder) as store:
-        assert len(store.search("extra", k=20)) == 9
-        assert store.stats()["index"]["in_sync"]
+        assert store._read_index_file("task")[1]["seq"] == index["db_seq"]
 
 
 def test_other_connection_writes_are_seen_by_next_search(tmp_path, hash_embedder):

@@ -18,7 +18,7 @@ def test_success_verdict_routes_to_the_success_signature():
     lm = DummyLM([{"lessons": [lesson(1)]}])
     dspy.configure(lm=lm)
     pred = Extractor()(task="find key", trajectory=TRAJ, verdict=Verdict(label="success", rationale="key taken"))
-    assert pred.kind == "success" and [l.title for l in pred.lessons] == ["Lesson 1"]
+    assert pred.kind == "success" and [item.title for item in pred.lessons] == ["Lesson 1"]
     assert "succeeded" in lm.history[-1]["messages"][0]["content"]
 
 
@@ -47,7 +47,7 @@ def test_drafts_missing_a_part_and_repeated_titles_are_dropped():
     drafts = [lesson(1), lesson(1), {"title": "No body", "description": "", "content": ""}, lesson(2)]
     dspy.configure(lm=DummyLM([{"lessons": drafts}]))
     lessons = Extractor()(task="t", trajectory=TRAJ, verdict="success").lessons
-    assert [l.title for l in lessons] == ["Lesson 1", "Lesson 2"]
+    assert [item.title for item in lessons] == ["Lesson 1", "Lesson 2"]
 
 
 @pytest.mark.parametrize("garbage", ["not a list", '[{"title": 1}]', "{}"])

@@ -396,5 +396,20 @@ def test_needs_a_bank_and_a_configured_lm(store):
         VanillaTTS(ReasoningBank(agent=Agent(), store=store), contrast=True)
 
 
-def test_public_api():
-    assert rbdspy.MaTTS is MaTTS and rbdspy.VanillaTTS is VanillaTTS
+def test_public_api_runs_both_scalings_from_the_top_level_names(store):
+    """What `import rbdspy` users write: rbdspy.MaTTS / rbdspy.VanillaTTS over rbdspy.ReasoningBank
+    answer with the selected rollout and write what each promises (contrast vs chosen rollout)."""
+    configure(
+        script(
+            select={"rationale": "1 is right", "best_index": 1}, contrast=lessons("Contrast"), extract=lessons("Own")
+        ),
+        {0: "wrong", 1: "right"},
+    )
+    bank = rbdspy.ReasoningBank(agent=Agent(), store=store)
+    scaled = rbdspy.MaTTS(bank, k=2)(task=TASK)
+    assert (scaled.mode, scaled.chosen, scaled.answer) == ("parallel", 1, "right")
+    assert [(i.source, i.title) for i in scaled.memories_added] == [("contrast", "Contrast")]
+    vanilla = rbdspy.VanillaTTS(bank, k=2)(task=TASK)
+    assert (vanilla.chosen, vanilla.answer) == (1, "right")
+    assert [(i.source, i.title) for i in vanilla.memories_added] == [("success", "Own")]
+    assert sorted(i.title for i in store.list()) == ["Contrast", "Own"]

@@ -21,7 +21,10 @@ class FakeServer:
         if "## best_index ##" in last:
             text = "[[ ## rationale ## ]]\nfine\n\n[[ ## best_index ## ]]\n0"
         elif "## attempts ##" in last:
-            text = '[[ ## lessons ## ]]\n[{"title": "Check units", "description": "When converting.", "content": "Verify the factor."}]'
+            text = (
+                '[[ ## lessons ## ]]\n[{"title": "Check units", "description": "When converting.", '
+                '"content": "Verify the factor."}]'
+            )
         elif "## verdict ##" in last:
             text = "[[ ## rationale ## ]]\nright\n\n[[ ## verdict ## ]]\nsuccess"
         else:

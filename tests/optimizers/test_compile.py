@@ -2,6 +2,7 @@
 MLflow run it leaves behind."""
 
 import json
+from pathlib import Path
 
 import dspy
 import mlflow
@@ -128,11 +129,11 @@ def test_one_mlflow_run_per_compile_with_params_metrics_and_artifacts(data_files
     local = mlflow.artifacts.download_artifacts(
         run_id=run.info.run_id, artifact_path="compiled/judge.json", dst_path=str(tmp_path / "dl")
     )
-    assert json.loads(open(local).read()) == saved_state(result.path)
+    assert json.loads(Path(local).read_text()) == saved_state(result.path)
     png = mlflow.artifacts.download_artifacts(
         run_id=run.info.run_id, artifact_path="eval/dev_after_confusion.png", dst_path=str(tmp_path / "dl")
     )
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # The DSPy flavour round-trips the compiled instructions.
     (model,) = mlflow.search_logged_models(experiment_ids=[run.info.experiment_id], output_format="list")
     assert model.source_run_id == run.info.run_id
