@@ -50,6 +50,20 @@ def _deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_va
     return old_value
 
 
+def _check_env(env: str) -> None:
+    from rbdspy.envs.task_sets import DEMO_ENVS
+
+    if env not in DEMO_ENVS:
+        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+
+
+def _models(lm: str | None, embedder: str | None) -> tuple:
+    """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
+    from rbdspy.lm import make_embedder, make_lm
+
+    return make_lm(lm), make_embedder(embedder)
+
+
 def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
     from rbdspy.memory import MemoryStore
 
@@ -203,20 +217,17 @@ def demo(
     old_rollouts: int | None = typer.Option(None, "--k", hidden=True, help="Deprecated: --rollouts."),
 ):
     """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default)."""
-    from rbdspy.demo import DEMO_ENVS, MATTS_MODES, run_demo
-    from rbdspy.lm import make_embedder, make_lm
+    from rbdspy.demo import MATTS_MODES, run_demo
 
     memories = _deprecated_alias(ctx, "memories", "--memories", "-k", old_memories)
     rollouts = _deprecated_alias(ctx, "rollouts", "--rollouts", "--k", old_rollouts)
-    if env not in DEMO_ENVS:
-        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+    _check_env(env)
     if matts not in MATTS_MODES:
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
     run_demo(
-        make_lm(lm),
-        make_embedder(embedder),
+        *_models(lm, embedder),
         path,
         env=env,
         n_tasks=tasks,
@@ -258,11 +269,8 @@ def bench(
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
     from rbdspy.bench import parse_arms, run_bench
-    from rbdspy.envs.task_sets import DEMO_ENVS
-    from rbdspy.lm import make_embedder, make_lm
 
-    if env not in DEMO_ENVS:
-        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+    _check_env(env)
     try:
         arm_names = parse_arms(arms)
     except ValueError as error:
@@ -271,8 +279,7 @@ def bench(
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
     try:
         run_bench(
-            make_lm(lm),
-            make_embedder(embedder),
+            *_models(lm, embedder),
             out,
             env=env,
             n_tasks=tasks,

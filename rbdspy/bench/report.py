@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from rbdspy.bench.arms import ARMS, BASELINE
+from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.stats import compare, summarise
 from rbdspy.bench.tasks import BenchTask
 
@@ -127,7 +128,8 @@ def markdown_report(results: dict[str, Any]) -> str:
         "support; one that straddles 0 is not distinguishable from no lift.\n"
     )
     arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
-    return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\nReproduce: `{results['command']}`\n"
+    memory = memory_markdown(results)
+    return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\nReproduce: `{results['command']}`\n"
 
 
 def _plt():
@@ -213,6 +215,7 @@ def build_results(
         "stream": [t.to_dict() for t in stream],
         "arms": {arm: summarise(rows) for arm, rows in records.items()},
         "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
+        "memory": {arm: memory_summary(rows) for arm, rows in records.items()},
     }
 
 

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
+from rbdspy.bench.cost import AGENT, LOOP, lm_role
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
 from rbdspy.lm.usage import LmUsage
@@ -37,6 +38,7 @@ DEFAULT_TASKS = 12
 DEFAULT_MAX_STEPS = 8
 SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on dev
 SMOKE_MAX_STEPS = 2
+SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 # Settings that must match for --resume to continue a run rather than mix two.
 RESUME_KEYS = ("env", "n_tasks", "seed", "max_steps", "compiled", "build_fraction", "measure_split")
 
@@ -93,9 +95,17 @@ def task_record(
         "verdict": verdict.label if verdict is not None else None,
         "memories_used": len(getattr(pred, "memories_used", None) or []),
         "memories_added": len(getattr(pred, "memories_added", None) or []),
+        # Why each item was served (similarity, rank score, learned value) and what was written.
+        "retrieved": list(getattr(pred, "retrieval", None) or []),
+        "written": [
+            {"id": item.id, "title": item.title, "source": item.source}
+            for item in (getattr(pred, "memories_added", None) or [])
+        ],
         "lm_calls": usage.calls,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
+        # The agent's own spend, and the memory loop's (judge, extractors, distiller...).
+        **{f"{role}_{name}": getattr(usage.by_kind[role], name) for role in (AGENT, LOOP) for name in SPEND_FIELDS},
         "wall_s": round(wall_s, 3),
         "bank_size": bank_size,
         "error": error,
@@ -146,7 +156,7 @@ def run_arm(
                 progress.update(bar, description=f"{name}: {task.task_id.split('?')[0]}")
             pred, error = None, None
             start = time.perf_counter()
-            with LmUsage() as usage:
+            with LmUsage(classify=lm_role) as usage:
                 try:
                     pred = program(task=agent.describe(task.task_id), task_id=task.task_id)
                 except Exception as exc:  # a broken task is recorded as a failure, the run goes on

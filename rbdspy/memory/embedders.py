@@ -121,15 +121,7 @@ class _CallableEmbedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        raw = self._fn(texts)
-        arr = np.asarray(raw, dtype=np.float32)
-        if arr.ndim == 1 and len(texts) == 1:
-            arr = arr.reshape(1, -1)
-        if arr.ndim != 2 or arr.shape[0] != len(texts):
-            raise ValueError(
-                f"Embedder {self.name!r} returned an array of shape {arr.shape} for {len(texts)} texts; "
-                f"expected ({len(texts)}, dim)."
-            )
+        arr = as_rows(self._fn(texts), len(texts), self.name)
         if self._dim is None:
             self._dim = int(arr.shape[1])
         elif arr.shape[1] != self._dim:
@@ -138,6 +130,19 @@ class _CallableEmbedder:
 
     def __repr__(self) -> str:
         return f"as_embedder({self.name!r}, dim={self._dim})"
+
+
+def as_rows(raw: Any, n: int, name: str) -> np.ndarray:
+    """What an embedder returned for `n` texts as an (n, dim) float32 array (one 1-d vector for
+    one text is accepted), or ValueError naming the embedder and the shape it returned."""
+    arr = np.asarray(raw, dtype=np.float32)
+    if arr.ndim == 1 and n == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise ValueError(
+            f"Embedder {name!r} returned an array of shape {arr.shape} for {n} texts; expected ({n}, dim)."
+        )
+    return arr
 
 
 def known_dim(embedder: Embedder) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rbdspy.memory.database import KEYS, Database
-from rbdspy.memory.embedders import Embedder, as_embedder, known_dim
+from rbdspy.memory.embedders import Embedder, as_embedder, as_rows, known_dim
 from rbdspy.memory.inputs import normalise
 from rbdspy.types import MemoryItem
 
@@ -92,14 +92,7 @@ class StoreEmbedding:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self._recorded_dim() or self.dim_if_known() or 0), dtype=np.float32)
-        raw = np.asarray(embedder(texts), dtype=np.float32)
-        if raw.ndim == 1 and len(texts) == 1:
-            raw = raw.reshape(1, -1)
-        if raw.ndim != 2 or raw.shape[0] != len(texts):
-            raise ValueError(
-                f"Embedder {embedder.name!r} returned shape {raw.shape} for {len(texts)} texts; "
-                f"expected ({len(texts)}, dim)."
-            )
+        raw = as_rows(embedder(texts), len(texts), embedder.name)
         recorded = self._recorded_dim()
         if recorded is not None and raw.shape[1] != recorded:
             raise self.mismatch_error(self._db.meta.get("embedder_name"), recorded, embedder.name, raw.shape[1])

@@ -37,8 +37,8 @@ class Judge(dspy.Module):
 
     def __init__(self, max_chars: int = 6000):
         super().__init__()
-        self.max_chars = max_chars
         self.predict = dspy.Predict(JudgeTrajectory)
+        self.max_chars = max_chars  # what the judge is shown of a trajectory
 
     @staticmethod
     def _verdict(pred: dspy.Prediction) -> Verdict:

@@ -62,6 +62,21 @@ def _lm_context(lm: dspy.BaseLM | None):
     return dspy.context(lm=lm) if lm is not None else contextlib.nullcontext()
 
 
+def _outcome(request: Any) -> tuple[Any, Exception | None]:
+    """(result, None) of performing `request`, or (None, the exception it raised)."""
+    try:
+        return _perform(request), None
+    except Exception as error:
+        return None, error
+
+
+async def _aoutcome(request: Any) -> tuple[Any, Exception | None]:
+    try:
+        return await _aperform(request), None
+    except Exception as error:
+        return None, error
+
+
 def _perform(request: Any) -> Any:
     if isinstance(request, Call):
         with _lm_context(request.lm):
@@ -86,31 +101,26 @@ async def _aperform(request: Any) -> Any:
     raise TypeError(f"a plan yielded {type(request).__name__}; expected Call, Blocking or Gather")
 
 
+def _resume(plan: Plan, result: Any, error: BaseException | None) -> tuple[bool, Any]:
+    """Sends `result` into the plan (or throws `error` into it): (False, next request) or
+    (True, what the plan returned)."""
+    try:
+        return False, plan.throw(error) if error is not None else plan.send(result)
+    except StopIteration as stop:
+        return True, stop.value
+
+
 def run(plan: Plan) -> Any:
     """Drives `plan` to completion synchronously and returns what it returns."""
-    send, error = None, None
-    while True:
-        try:
-            request = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value
-        send, error = None, None
-        try:
-            send = _perform(request)
-        except Exception as raised:
-            error = raised
+    done, value = _resume(plan, None, None)
+    while not done:
+        done, value = _resume(plan, *_outcome(value))
+    return value
 
 
 async def arun(plan: Plan) -> Any:
     """Drives `plan` to completion, awaiting each request."""
-    send, error = None, None
-    while True:
-        try:
-            request = plan.throw(error) if error is not None else plan.send(send)
-        except StopIteration as stop:
-            return stop.value
-        send, error = None, None
-        try:
-            send = await _aperform(request)
-        except Exception as raised:
-            error = raised
+    done, value = _resume(plan, None, None)
+    while not done:
+        done, value = _resume(plan, *(await _aoutcome(value)))
+    return value

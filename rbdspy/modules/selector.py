@@ -117,20 +117,9 @@ class TrajectorySelector(dspy.Module):
             return self._rule(trajectories, verdicts, outcomes, f"selector failed: {type(error).__name__}")
         return self._decide(pred, trajectories, verdicts, outcomes)
 
-    def forward(
-        self,
-        task: str,
-        trajectories: Sequence[Trajectory],
-        verdicts: Sequence[Verdict | None] | None = None,
-        outcomes: Sequence[bool | None] | None = None,
-    ) -> dspy.Prediction:
+    def forward(self, task: str, trajectories: Sequence[Trajectory], verdicts=None, outcomes=None) -> dspy.Prediction:
+        """`verdicts` (Verdict or None) and `outcomes` (bool or None), when given, one per trajectory."""
         return run(self._plan(task, trajectories, verdicts, outcomes))
 
-    async def aforward(
-        self,
-        task: str,
-        trajectories: Sequence[Trajectory],
-        verdicts: Sequence[Verdict | None] | None = None,
-        outcomes: Sequence[bool | None] | None = None,
-    ) -> dspy.Prediction:
+    async def aforward(self, task: str, trajectories: Sequence[Trajectory], verdicts=None, outcomes=None):
         return await arun(self._plan(task, trajectories, verdicts, outcomes))

@@ -145,3 +145,25 @@ def test_matts_scaling_arms_build_the_k_they_name(mode, tmp_path):
             )
         )
         assert (program.k, program.mode) == (k, mode)
+
+
+def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):
+    out, _, results, records, _ = smoke_run
+    bank_rows = records["reasoningbank"]
+    served = [hit for r in bank_rows for hit in r["retrieved"]]
+    assert served, "later tasks are served what earlier ones wrote"
+    for r in bank_rows:
+        assert len(r["retrieved"]) == r["memories_used"] and len(r["written"]) == r["memories_added"]
+        assert r["agent_calls"] + r["loop_calls"] == r["lm_calls"]
+        assert r["agent_calls"] == r["steps"]  # one agent call per step; the judge and extractor are the loop's
+        assert r["loop_calls"] == 2  # the judge and one extraction per task
+    assert {"id", "title", "source", "similarity", "rank_score", "value"} <= set(served[0])
+    written_ids = {w["id"] for r in bank_rows for w in r["written"]}
+    assert {hit["id"] for hit in served} <= written_ids  # every serve is of an item the run wrote
+    assert all(r["retrieved"] == [] and r["loop_calls"] == 0 for r in records["no-memory"])
+    memory = results["memory"]["reasoningbank"]
+    assert memory["top_items"][0]["served"] >= 1 and memory["written_by_source"] == {"success": len(written_ids)}
+    assert memory["agent_prompt_tokens"] == 0 and memory["loop_overhead"] is None  # DummyLM reports no tokens
+    assert results["memory"]["no-memory"] is None
+    text = (out / "results.md").read_text()
+    assert "## Memory" in text and "### reasoningbank" in text and "most served item" in text

@@ -1,0 +1,80 @@
+"""What memory did in a run, from the run's own records: which items were served and how the
+tasks they were served on ended against the arm's base rate, what kinds of items were written,
+and what the memory loop cost next to the agent. A loss must be explainable from this, without
+opening the bank.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+TOP_ITEMS = 5
+
+
+def _rate(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One arm's memory figures; None for an arm that never retrieved nor wrote anything."""
+    if not any(r.get("retrieved") or r.get("written") for r in rows):
+        return None
+    outcomes: dict[str, list[bool]] = defaultdict(list)
+    about: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for hit in row.get("retrieved") or []:
+            outcomes[hit["id"]].append(bool(row["success"]))
+            about[hit["id"]] = {"title": hit["title"], "source": hit["source"]}
+    top = sorted(outcomes, key=lambda i: (-len(outcomes[i]), about[i]["title"]))[:TOP_ITEMS]
+    written = Counter(w["source"] for row in rows for w in row.get("written") or [])
+    wins = [r for r in rows if r["success"]]
+    losses = [r for r in rows if not r["success"]]
+    agent = sum(r.get("agent_prompt_tokens", 0) for r in rows)
+    loop = sum(r.get("loop_prompt_tokens", 0) for r in rows)
+    return {
+        "base_rate": _rate([bool(r["success"]) for r in rows]),
+        "served_on_wins": _rate([bool(r.get("retrieved")) for r in wins]),
+        "served_on_losses": _rate([bool(r.get("retrieved")) for r in losses]),
+        "mean_similarity": _rate([h["similarity"] for r in rows for h in r.get("retrieved") or []]),
+        "top_items": [
+            {"id": i, **about[i], "served": len(outcomes[i]), "success_when_served": _rate(outcomes[i])} for i in top
+        ],
+        "written_by_source": dict(written),
+        "agent_prompt_tokens": agent,
+        "loop_prompt_tokens": loop,
+        "loop_overhead": loop / agent if agent else None,
+    }
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+def memory_markdown(results: dict[str, Any]) -> str:
+    """The memory section of results.md: one block per arm that has memory."""
+    blocks = ["## Memory", ""]
+    for arm, summary in (results.get("memory") or {}).items():
+        if summary is None:
+            continue
+        written = ", ".join(f"{kind} {n}" for kind, n in sorted(summary["written_by_source"].items())) or "none"
+        blocks += [
+            f"### {arm}",
+            "",
+            f"Base rate {_pct(summary['base_rate'])}; a memory was served on {_pct(summary['served_on_wins'])} of wins "
+            f"and {_pct(summary['served_on_losses'])} of losses; mean similarity of served items "
+            f"{summary['mean_similarity'] or 0:.2f}. Items written by kind: {written}. The memory loop read "
+            f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
+            f"(+{_pct(summary['loop_overhead'])}).",
+            "",
+            "| most served item | kind | served | success when served | vs base rate |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for item in summary["top_items"]:
+            delta = item["success_when_served"] - (summary["base_rate"] or 0.0)
+            blocks.append(
+                f"| {item['title']} | {item['source']} | {item['served']} | {_pct(item['success_when_served'])} "
+                f"| {100 * delta:+.0f} pp |"
+            )
+        blocks.append("")
+    return "\n".join(blocks) if len(blocks) > 2 else ""
