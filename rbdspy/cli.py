@@ -85,7 +85,7 @@ def _short(text: str, width: int) -> str:
 
 def _items_table(items, scores=None) -> Table:
     table = Table(show_lines=False)
-    for column in ("id", "source", "scope", "title", "description", "uses"):
+    for column in ("id", "source", "scope", "title", "description", "uses", "won/lost", "value"):
         table.add_column(column, overflow="fold")
     if scores is not None:
         table.add_column("score", justify="right")
@@ -97,6 +97,8 @@ def _items_table(items, scores=None) -> Table:
             _short(item.title, 40),
             _short(item.description, 60),
             str(item.use_count),
+            f"{item.successes}/{item.failures}",
+            f"{item.value:.2f}" + (" retired" if item.retired else ""),
         ]
         if scores is not None:
             row.append(f"{scores[i]:.3f}")
@@ -110,10 +112,13 @@ def memory_list(
     scope: str | None = typer.Option(None, help="Only items of this scope."),
     limit: int | None = typer.Option(None, help="At most this many items."),
     as_json: bool = typer.Option(False, "--json", help="One JSON item per line instead of a table."),
+    retired: bool = typer.Option(
+        False, "--retired", help="List the retired items (kept, never served) instead of the live ones."
+    ),
 ):
-    """List the items of a bank, oldest first."""
+    """List the items of a bank, oldest first: the live ones, or with --retired the retired ones."""
     with _open(path) as store:
-        items = store.list(scope=scope, limit=limit)
+        items = [i for i in store.list(scope=scope) if i.retired == retired][:limit]
     if as_json:
         for item in items:
             typer.echo(item.model_dump_json())
@@ -184,6 +189,53 @@ def memory_stats(path: Path = PathOpt, as_json: bool = typer.Option(False, "--js
     for key, value in stats.items():
         table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
     console.print(table)
+
+
+@memory_app.command("restore")
+def memory_restore(
+    item_ids: list[str] = typer.Argument(..., help="Ids (or unique prefixes) of retired items to serve again."),
+    path: Path = PathOpt,
+):
+    """Serve retired items again (utility ranking retires an item that was confidently harmful)."""
+    with _open(path) as store:
+        n = store.set_retired([_resolve_id(store, prefix) for prefix in item_ids], retired=False)
+    console.print(f"restored {n} item(s) in {path}")
+
+
+@memory_app.command("seed")
+def memory_seed(
+    sources: list[Path] = typer.Option(..., "--from", exists=True, dir_okay=False, help="Train JSONL (repeatable)."),
+    path: Path = PathOpt,
+    per_type: int | None = typer.Option(None, "--per-type", help="At most this many records of each task type."),
+    lm: str | None = LmOpt,
+    embedder: str | None = EmbedderOpt,
+):
+    """Seed a bank from labelled train trajectories (gold paths, agent rollouts) before any task is
+    played: the environment's labels are trusted and the extractor distils each record."""
+    import dspy
+    from rich.progress import Progress
+
+    from rbdspy.envs.dataset import load_records, seeding_sample
+    from rbdspy.memory import MemoryStore
+    from rbdspy.modules import ReasoningBank
+
+    try:
+        records = [r for source in sources for r in load_records(source)]
+        chosen = seeding_sample(records, per_type=per_type or len(records) or 1)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--from") from error
+    task_lm, task_embedder = _models(lm, embedder)
+    with MemoryStore(path, embedder=task_embedder) as store, dspy.context(lm=task_lm, adapter=dspy.JSONAdapter()):
+        # The agent is never called while seeding; the bank needs one to be a bank.
+        bank = ReasoningBank(agent=dspy.Predict("task, memory -> answer"), store=store)
+        with Progress(console=console) as progress:
+            bar = progress.add_task("seeding", total=len(chosen))
+            items = []
+            for record in chosen:
+                items += bank.learn_from([record])
+                progress.advance(bar)
+        total = len(store)
+    console.print(f"seeded {len(items)} item(s) from {len(chosen)} record(s); {path} holds {total}")
 
 
 @memory_app.command("rm")
@@ -264,6 +316,11 @@ def bench(
     experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
     lm: str | None = LmOpt,
     embedder: str | None = EmbedderOpt,
+    task_set: str = typer.Option("demo", "--task-set", help="Games the stream draws from: demo | lift."),
+    seed_from: list[Path] | None = typer.Option(
+        None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
+    ),
+    seed_per_type: int = typer.Option(2, "--seed-per-type", help="Seed records per task type (seeded arms)."),
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
@@ -293,6 +350,9 @@ def bench(
             embedder_name=embedder or "local",
             console=console,
             experiment=experiment,
+            task_set=task_set,
+            seed_from=seed_from,
+            seed_per_type=seed_per_type,
         )
     except (FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks") from error

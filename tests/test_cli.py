@@ -137,3 +137,48 @@ def test_rollouts_below_one_name_the_new_option(demo_kwargs):
     result = runner.invoke(app, ["demo", "--matts", "parallel", "--rollouts", "0"])
     assert result.exit_code != 0 and "--rollouts" in result.output
     assert demo_kwargs == {}
+
+
+def test_retired_items_are_listed_apart_and_can_be_restored(tmp_path):
+    bank = tmp_path / "bank"
+    make_bank(bank)
+    with MemoryStore(bank, embedder=HashEmbedder()) as store:
+        retired = next(i for i in store.list() if i.title == "Count carefully")
+        store.set_retired(retired.id)
+    live = runner.invoke(app, ["memory", "list", "--path", str(bank)])
+    assert live.exit_code == 0 and "Verify units" in live.output and "Count carefully" not in live.output
+    only_retired = runner.invoke(app, ["memory", "list", "--path", str(bank), "--retired", "--json"])
+    assert [json.loads(line)["title"] for line in only_retired.output.splitlines()] == ["Count carefully"]
+    restored = runner.invoke(app, ["memory", "restore", retired.id[:10], "--path", str(bank)])
+    assert restored.exit_code == 0 and "restored 1 item" in restored.output
+    with MemoryStore(bank, embedder=HashEmbedder()) as store:
+        assert not store.get(retired.id).retired
+
+
+def test_memory_seed_distils_train_records_and_refuses_dev_ones(tmp_path, monkeypatch):
+    import dspy
+    from dspy.utils import DummyLM
+
+    lesson = {"title": "Take the coin", "description": "When a coin is in sight.", "content": "Take the coin."}
+    monkeypatch.setattr(
+        cli,
+        "_models",
+        lambda lm, embedder: (
+            DummyLM({"## judge_rationale ##": {"lessons": [lesson]}}, adapter=dspy.JSONAdapter()),
+            HashEmbedder(),
+        ),
+    )
+    bank = tmp_path / "bank"
+    result = runner.invoke(
+        app,
+        ["memory", "seed", "--from", "datasets/twx-agent-local-train.jsonl", "--path", str(bank), "--per-type", "1"],
+    )
+    assert result.exit_code == 0, result.output
+    with MemoryStore(bank, embedder=HashEmbedder()) as store:
+        items = store.list()
+    assert len(items) == 3 and {i.title for i in items} == {"Take the coin"}  # one record of coin, cooking, twc
+    # A win first where the type has one (coin), else a loss; the records' labels, not a judge's.
+    assert sorted(i.provenance[0].verdict for i in items) == ["failure", "failure", "success"]
+    dev = runner.invoke(app, ["memory", "seed", "--from", "datasets/twx-dev.jsonl", "--path", str(bank)])
+    assert dev.exit_code == 2 and "train records only" in dev.output
+    assert dspy.settings.lm is None  # the command used its LM in a context, not globally

@@ -37,16 +37,26 @@ class Arm:
     description: str
     build: Callable[[BuildContext], dspy.Module]
     uses_memory: bool = True
+    seeded: bool = False  # the bank learns from train records (`learn_from`) before the first task
+
+
+# The paper's retrieval, kept as its own baseline whatever rbdspy's defaults become: the task text
+# as the query, similarity alone, no floor. Every arm named after a paper design uses it.
+PAPER = {"query": "task", "ranking": "similarity", "min_similarity": None}
 
 
 def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildContext], dspy.Module]:
+    options = {**PAPER, **options}
     return lambda ctx: cls(agent=ctx.agent, store=ctx.store, k=k, compiled=ctx.compiled, **options)
 
 
+def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
+    """ReasoningBank with rbdspy's defaults (see ReasoningBank: situation, floor, ranking)."""
+    return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
+
+
 def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
-    return lambda ctx: MaTTS(
-        ReasoningBank(agent=ctx.agent, store=ctx.store, k=1, compiled=ctx.compiled), k=k, mode=mode
-    )
+    return lambda ctx: MaTTS(_bank()(ctx), k=k, mode=mode)
 
 
 ARMS: dict[str, Arm] = {
@@ -58,7 +68,24 @@ ARMS: dict[str, Arm] = {
             lambda ctx: NoMemory(ctx.agent),
             uses_memory=False,
         ),
-        Arm("reasoningbank", "ReasoningBank, k=1, LM-judge labels, lessons from successes and failures", _bank()),
+        Arm(
+            "reasoningbank",
+            "the paper's ReasoningBank: k=1 by task-text similarity, LM-judge labels, lessons from successes "
+            "and failures",
+            _bank(),
+        ),
+        Arm(
+            "reasoningbank-improved",
+            "rbdspy's defaults: retrieval by situation with a similarity floor, utility ranking that retires "
+            "harmful items, LM-judge labels",
+            _improved(),
+        ),
+        Arm(
+            "reasoningbank-seeded",
+            "rbdspy's defaults, the bank seeded from labelled train trajectories before the stream starts",
+            _improved(),
+            seeded=True,
+        ),
         Arm(
             "reasoningbank-oracle",
             "ReasoningBank with the environment's labels instead of the judge (trust_outcome)",
@@ -104,6 +131,9 @@ ARMS: dict[str, Arm] = {
 # Named sets for --arms. "default" fits the embedded local LM in about an hour (see README).
 ARM_SETS: dict[str, list[str]] = {
     "default": [BASELINE, "reasoningbank", "reasoningbank-oracle"],
+    # The arms of the "memory that lifts" comparison (README): the paper's configuration, rbdspy's
+    # defaults, a seeded bank and the oracle-labelled one, against the bare agent.
+    "lift": [BASELINE, "reasoningbank", "reasoningbank-improved", "reasoningbank-seeded", "reasoningbank-oracle"],
     "baselines": [BASELINE, "reasoningbank", "success-only", "trajectory-memory", "workflow-memory"],
     "matts": [BASELINE, "reasoningbank", "matts-parallel-k3", "matts-sequential-k3"],
     "matts-scaling": [
@@ -118,6 +148,8 @@ ARM_SETS: dict[str, list[str]] = {
     "all": [
         BASELINE,
         "reasoningbank",
+        "reasoningbank-improved",
+        "reasoningbank-seeded",
         "reasoningbank-oracle",
         "success-only",
         "trajectory-memory",

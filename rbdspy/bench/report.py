@@ -198,6 +198,10 @@ def reproduce_command(config) -> str:
         f"--max-steps {config.max_steps}",
         "--compiled" if config.compiled else "--uncompiled",
     ]
+    if getattr(config, "task_set", "demo") != "demo":
+        parts.append(f"--task-set {config.task_set}")
+    if any(ARMS[a].seeded for a in config.arms):
+        parts += [f"--seed-from {p}" for p in config.seed_from] + [f"--seed-per-type {config.seed_per_type}"]
     if config.lm:
         parts.append(f"--lm {config.lm}")
     if config.embedder:

@@ -30,6 +30,7 @@ from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
+from rbdspy.envs.task_sets import task_set_types
 from rbdspy.lm.usage import LmUsage
 
 # Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
@@ -40,7 +41,7 @@ SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on de
 SMOKE_MAX_STEPS = 2
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 # Settings that must match for --resume to continue a run rather than mix two.
-RESUME_KEYS = ("env", "n_tasks", "seed", "max_steps", "compiled", "build_fraction", "measure_split")
+RESUME_KEYS = ("env", "n_tasks", "seed", "max_steps", "compiled", "build_fraction", "measure_split", "task_set")
 
 
 @dataclass
@@ -56,6 +57,9 @@ class BenchConfig:
     smoke: bool = False
     lm: str = ""
     embedder: str = ""
+    task_set: str = "demo"
+    seed_from: list[str] = field(default_factory=list)
+    seed_per_type: int = 2
 
 
 def _compiled_arg(compiled: bool) -> Any:
@@ -121,6 +125,25 @@ def _roll_back(store, records: list[dict[str, Any]]) -> int:
     return store.remove([item.id for item in extra]) if extra else 0
 
 
+def _seed(program, seed_records: list, out_dir: Path, name: str, progress: Progress | None, bar) -> None:
+    """Seeds an arm's bank from train records and writes what it cost to arms/<arm>.seed.json."""
+    if not seed_records:
+        raise ValueError(f"arm {name!r} is seeded, but no train records were given to seed it (--seed-from)")
+    if progress is not None:
+        progress.update(bar, description=f"{name}: seeding from {len(seed_records)} train records")
+    start = time.perf_counter()
+    with LmUsage(classify=lm_role) as usage:
+        items = program.learn_from(seed_records)
+    report = {
+        "records": [r.task_id for r in seed_records],
+        "items": [{"id": i.id, "title": i.title, "source": i.source} for i in items],
+        "lm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "wall_s": round(time.perf_counter() - start, 3),
+    }
+    (arm_path(out_dir, name).with_suffix(".seed.json")).write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
 def run_arm(
     name: str,
     stream: list[BenchTask],
@@ -131,6 +154,7 @@ def run_arm(
     max_steps: int,
     compiled: bool,
     progress: Progress | None = None,
+    seed_records: list | None = None,
 ) -> list[dict[str, Any]]:
     """Plays every task of `stream` not yet recorded for arm `name`; returns all its records."""
     from rbdspy.envs import EnvAgent
@@ -151,6 +175,8 @@ def run_arm(
         _roll_back(store, records)
         agent = EnvAgent(environment, max_steps=max_steps)
         program = arm.build(BuildContext(agent=agent, store=store, compiled=_compiled_arg(compiled)))
+        if arm.seeded and not records:  # a fresh (or rolled back to empty) bank: seed it first
+            _seed(program, seed_records or [], out_dir, name, progress, bar)
         for task in todo:
             if progress is not None:
                 progress.update(bar, description=f"{name}: {task.task_id.split('?')[0]}")
@@ -186,7 +212,8 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
             raise FileExistsError(
                 f"{out_dir} already holds a benchmark run: pass --resume to continue it, or another --out"
             )
-        mismatched = [k for k in RESUME_KEYS if saved["config"].get(k) != getattr(config, k)]
+        defaults = BenchConfig()  # a run written before a setting existed had its default
+        mismatched = [k for k in RESUME_KEYS if saved["config"].get(k, getattr(defaults, k)) != getattr(config, k)]
         if mismatched:
             detail = ", ".join(
                 f"{k}: run has {saved['config'].get(k)!r}, asked {getattr(config, k)!r}" for k in mismatched
@@ -201,6 +228,7 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
     stream = build_stream(
         environment,
         config.n_tasks,
+        task_types=task_set_types(environment, config.task_set),
         seed=config.seed,
         build_fraction=config.build_fraction,
         measure_split=config.measure_split,
@@ -213,6 +241,19 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
     }
     config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return stream
+
+
+def _seed_records(config: BenchConfig, stream: list[BenchTask]) -> list:
+    """The train records seeded arms learn from: `seed_per_type` of each task type the stream plays."""
+    from rbdspy.envs.dataset import load_records, seeding_sample
+
+    paths = [Path(p) for p in config.seed_from] or [Path("datasets") / f"{config.env}-train.jsonl"]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise ValueError(f"seed records not found: {', '.join(missing)} (pass --seed-from <train JSONL>)")
+    records = [r for p in paths for r in load_records(p)]
+    types = sorted({t.task_type for t in stream})
+    return seeding_sample(records, types, config.seed_per_type)
 
 
 def default_out_dir() -> Path:
@@ -241,15 +282,22 @@ def run_bench(
     mlflow: bool = True,
     experiment: str = "rbdspy-bench",
     n_resamples: int | None = None,
+    task_set: str = "demo",
+    seed_from: list[str | Path] | None = None,
+    seed_per_type: int = 2,
 ) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
+
+    `task_set` names the games and sizes the stream draws from (`rbdspy.envs.task_sets`).
+    Seeded arms learn from `seed_per_type` records of each of the stream's task types in the
+    `seed_from` JSONL files (train records only; default `datasets/<env>-train.jsonl`).
 
     `smoke` shrinks the stream to SMOKE_TASKS tasks of SMOKE_MAX_STEPS steps (CI size; unless
     n_tasks / max_steps are given). `environment` reuses an open environment (tests); by default
     the demo's small task set of `env` is opened and closed here."""
     from rbdspy.bench.report import write_reports
     from rbdspy.bench.stats import DEFAULT_RESAMPLES
-    from rbdspy.envs.task_sets import open_demo_env
+    from rbdspy.envs.task_sets import open_task_set
 
     console = console or Console()
     n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
@@ -268,12 +316,16 @@ def run_bench(
         smoke=smoke,
         lm=lm_name,
         embedder=embedder_name,
+        task_set=task_set,
+        seed_from=[str(p) for p in (seed_from or [])],
+        seed_per_type=seed_per_type,
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
-    environment = environment if environment is not None else open_demo_env(env)
+    environment = environment if environment is not None else open_task_set(env, task_set)
     try:
         stream = _prepare_dir(out_dir, config, resume, environment)
+        seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None
         records: dict[str, list[dict[str, Any]]] = {}
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -299,6 +351,7 @@ def run_bench(
                     max_steps=max_steps,
                     compiled=compiled,
                     progress=progress,
+                    seed_records=seeds,
                 )
     finally:
         if owned:

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from rbdspy.envs.base import Split, actions_of
+from rbdspy.envs.base import Split, actions_of, interleave
 from rbdspy.types import Trajectory
 
 Label = Literal["success", "failure"]
@@ -128,3 +128,26 @@ def iter_records(path: str | Path) -> Iterator[LabelledTrajectory]:
 def load_records(path: str | Path) -> list[LabelledTrajectory]:
     """All records of a JSONL file (see `iter_records` for the error contract)."""
     return list(iter_records(path))
+
+
+def seeding_sample(
+    records: Iterable[LabelledTrajectory], task_types: Iterable[str] | None = None, per_type: int = 2
+) -> list[LabelledTrajectory]:
+    """Train records to seed a bank with: up to `per_type` of each task type (of `task_types`,
+    when given), successes and failures taken in turn (a winning path, then a way to fail), in
+    file order otherwise. Records of another split are refused: a bank measured on dev or test
+    tasks must never have learned from them."""
+    if per_type < 1:
+        raise ValueError(f"per_type must be at least 1; got {per_type}")
+    wanted = set(task_types) if task_types is not None else None
+    by_type: dict[str, dict[bool, list[LabelledTrajectory]]] = {}
+    for record in records:
+        if record.split != "train":
+            raise ValueError(f"{record.task_id} is a {record.split} record: seed a bank from train records only")
+        if wanted is None or record.task_type in wanted:
+            by_type.setdefault(record.task_type, {True: [], False: []})[record.success].append(record)
+    chosen: list[LabelledTrajectory] = []
+    for groups in by_type.values():
+        turns = interleave([groups[True], groups[False]])
+        chosen += turns[:per_type]
+    return chosen

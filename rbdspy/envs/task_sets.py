@@ -22,25 +22,55 @@ TWX_DEMO_PARAMS = {
 # ScienceWorld task types whose gold paths are short enough for a demo's step budget.
 SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
 DEMO_ENVS = ("twx", "scienceworld")
+# Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
+# and ScienceWorld task types. "lift" is the stream chosen by a pilot of the bare agent on train
+# variations (benchmarks/stream_pilot.py; README, "Memory that helps"): games it wins sometimes but
+# not always, where a strategy learned on one variation applies to the next.
+TASK_SETS: dict[str, dict[str, Any]] = {
+    "demo": {"twx": TWX_DEMO_PARAMS, "scienceworld": SW_DEMO_TYPES},
+}
 
-__all__ = ["DEMO_ENVS", "SW_DEMO_TYPES", "TWX_DEMO_PARAMS", "demo_task_types", "demo_tasks", "open_demo_env"]
+__all__ = [
+    "DEMO_ENVS",
+    "SW_DEMO_TYPES",
+    "TASK_SETS",
+    "TWX_DEMO_PARAMS",
+    "demo_task_types",
+    "demo_tasks",
+    "open_demo_env",
+    "open_task_set",
+]
+
+
+def open_task_set(env: str, task_set: str = "demo") -> Environment:
+    """The environment `env` configured to serve the games (or types) of `task_set`."""
+    from rbdspy.envs import make_env
+
+    if env not in DEMO_ENVS:
+        raise ValueError(f"unknown demo environment {env!r}; choose one of {', '.join(DEMO_ENVS)}")
+    if task_set not in TASK_SETS:
+        raise ValueError(f"unknown task set {task_set!r}; choose one of {', '.join(TASK_SETS)}")
+    if env == "twx":
+        params = TASK_SETS[task_set]["twx"]
+        return make_env("twx", games=list(params), params=params)
+    return make_env("scienceworld")
 
 
 def open_demo_env(name: str) -> Environment:
-    """The environment the demo and the benchmark play, configured with its small task set."""
-    from rbdspy.envs import make_env
+    """The environment the demo plays, configured with its small task set."""
+    return open_task_set(name, "demo")
 
-    if name == "twx":
-        return make_env("twx", games=list(TWX_DEMO_PARAMS), params=TWX_DEMO_PARAMS)
-    if name == "scienceworld":
-        return make_env("scienceworld")
-    raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
+
+def task_set_types(env: Any, task_set: str = "demo") -> list[str]:
+    """The task types of `task_set` on `env` (an environment object or its name)."""
+    name = env if isinstance(env, str) else getattr(env, "name", "")
+    return list(TASK_SETS[task_set]["twx" if name == "twx" else "scienceworld"])
 
 
 def demo_task_types(env: Any) -> list[str]:
     """The small task set's types for `env`: its games on TextWorld-Express, else the
     ScienceWorld types with short gold paths."""
-    return list(TWX_DEMO_PARAMS) if getattr(env, "name", "") == "twx" else list(SW_DEMO_TYPES)
+    return task_set_types(env, "demo")
 
 
 def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:

@@ -5,6 +5,7 @@ retrieve -> act (the wrapped agent, memory block injected) -> judge -> extract -
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +28,24 @@ RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "re
 QUERY_KINDS = ("situation", "task")
 QueryKind = Literal["situation", "task"]
 # The retrieval defaults (see README, "Memory that helps"): chosen by measurement.
-DEFAULT_RANKING: Ranking = "similarity"
-DEFAULT_MIN_SIMILARITY: float | None = None
+DEFAULT_RANKING: Ranking = "utility"
+DEFAULT_MIN_SIMILARITY: float | None | Literal["auto"] = "auto"
+
+
+def labelled(example: Any, n: int) -> tuple[Any, bool]:
+    """(trajectory, outcome) of one seeding example; ValueError naming example `n` otherwise."""
+    if isinstance(example, tuple) and len(example) == 2 and isinstance(example[1], bool):
+        return example
+    split = getattr(example, "split", "train")
+    if split != "train":
+        raise ValueError(f"example {n} is from the {split!r} split: seed a bank from train records only")
+    label = getattr(example, "label", None)
+    if getattr(example, "trajectory", None) is None or label not in ("success", "failure"):
+        raise ValueError(
+            f"example {n} is neither a (trajectory, outcome) pair nor a record with .trajectory and "
+            f".label 'success'/'failure'; got {type(example).__name__}"
+        )
+    return example.trajectory, label == "success"
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,9 @@ class ReasoningBank(dspy.Module):
         ranking: "similarity" (the paper's) or "utility": similarity joined with each item's
             usefulness learned from the outcomes of the tasks it was served on; with "utility"
             an item that is confidently harmful is retired (kept, no longer served).
-        min_similarity: below this cosine similarity nothing is served (None: no floor).
+        min_similarity: below this cosine similarity (of task texts) nothing is served; "auto"
+            (the default) uses the floor measured for the store's embedder (0.7 for the embedded
+            MiniLM; none for an embedder rbdspy has not measured); None serves at any similarity.
         query: "situation" retrieves by what the agent declares of the task in context (its
             `situation(**task_inputs)` method: EnvAgent's is the task plus the first
             observation), "task" by the task text alone (the paper's). An agent with no
@@ -92,7 +111,7 @@ class ReasoningBank(dspy.Module):
         trust_outcome: bool = False,
         compiled: Any = compiled_prompts.DEFAULT,
         ranking: Ranking = DEFAULT_RANKING,
-        min_similarity: float | None = DEFAULT_MIN_SIMILARITY,
+        min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
         query: QueryKind = "situation",
     ):
         super().__init__()
@@ -203,6 +222,21 @@ class ReasoningBank(dspy.Module):
 
     async def aingest(self, trajectory: Any, task: str | None = None, outcome: bool | None = None) -> dspy.Prediction:
         return await self.learner.alearn(trajectory, task, outcome, situation=self._situation_of(trajectory, task))
+
+    def learn_from(self, examples: Iterable[Any]) -> list[MemoryItem]:
+        """Seeds the bank from labelled experience before any task is played: demonstrations,
+        logs, or `datasets/*-train.jsonl` records. Each example is a `(trajectory, outcome)` pair
+        or a record with `.trajectory` and `.label` ("success"/"failure"), like
+        `rbdspy.envs.dataset.LabelledTrajectory`. The labels are trusted (no judge call); lessons
+        are distilled by the bank's extractor. Records that carry a split must be from "train":
+        a bank measured on dev tasks must never have learned from them.
+
+        Returns the items written."""
+        added: list[MemoryItem] = []
+        for n, example in enumerate(examples):
+            trajectory, outcome = labelled(example, n)
+            added += self.ingest(trajectory, outcome=outcome).memories_added
+        return added
 
     def _situation_of(self, trajectory: Any, task: str | None) -> str | None:
         """A given trajectory's situation (its task and first observation), for a bank that

@@ -18,6 +18,12 @@ CANDIDATE_POOL = 16  # similar items re-ranked per query (doubled while retired 
 # order candidates whose task texts are identical (one template, many games), too little to
 # overturn a clearly better task match.
 SITUATION_WEIGHT = 0.1
+# Similarity floors measured per embedder (benchmarks/retrieval_bench.py on the train split: the
+# floor that keeps every serve of a seen task type and refuses most serves of unseen ones).
+# "auto" uses the embedder's measured floor, and no floor for an embedder not measured here:
+# cosine scales differ between embedders, so one number cannot fit them all.
+MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
+AUTO = "auto"
 
 
 def _tiebreak(query: str, item_id: str) -> str:
@@ -52,7 +58,7 @@ class MemoryRetriever(dspy.Module):
         scope: str | None = None,
         *,
         ranking: Ranking = "similarity",
-        min_similarity: float | None = None,
+        min_similarity: float | None | Literal["auto"] = None,
         utility_weight: float = UTILITY_WEIGHT,
         situation_weight: float = SITUATION_WEIGHT,
     ):
@@ -61,8 +67,8 @@ class MemoryRetriever(dspy.Module):
             raise ValueError(f"k must be an integer >= 0 (0 disables retrieval); got {k!r}")
         if ranking not in RANKINGS:
             raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}; got {ranking!r}")
-        if min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
-            raise ValueError(f"min_similarity is a cosine similarity in [-1, 1], or None; got {min_similarity!r}")
+        if min_similarity != AUTO and min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
+            raise ValueError(f"min_similarity is a cosine in [-1, 1], 'auto' or None; got {min_similarity!r}")
         self.store = store
         self.k = k
         self.scope = scope
@@ -70,6 +76,13 @@ class MemoryRetriever(dspy.Module):
         self.min_similarity = min_similarity
         self.utility_weight = utility_weight
         self.situation_weight = situation_weight
+
+    @property
+    def floor(self) -> float | None:
+        """The similarity floor in force (`min_similarity`, resolved for "auto")."""
+        if self.min_similarity != AUTO:
+            return self.min_similarity
+        return MEASURED_FLOORS.get(getattr(self.store.embedder, "name", None))
 
     def _candidates(self, query: str, k: int, scope: str | None) -> list:
         pool = max(CANDIDATE_POOL, 4 * k)
@@ -96,10 +109,11 @@ class MemoryRetriever(dspy.Module):
         if k == 0 or not task or len(self.store) == 0:
             return dspy.Prediction(memories=[], scores=[], retrieval=[])
         scope = scope if scope is not None else self.scope
+        floor = self.floor
         candidates = [
             (item, similarity)
             for item, similarity in self._candidates(task, k, scope)
-            if self.min_similarity is None or similarity >= self.min_similarity
+            if floor is None or similarity >= floor
         ]
         situated = self._situation_similarities(situation, [i for i, _ in candidates]) if situation else None
         rows = []

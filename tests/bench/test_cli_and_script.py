@@ -84,7 +84,7 @@ def test_memory_bench_script_smoke(demo_env, tmp_path, capsys, hash_embedder, mo
     import rbdspy.envs.task_sets
 
     # Reuse the session's JVM.
-    monkeypatch.setattr(rbdspy.envs.task_sets, "open_demo_env", lambda name: _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": _Unclosed(demo_env))
     spec = importlib.util.spec_from_file_location("memory_bench", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -121,7 +121,7 @@ def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_pa
     from rbdspy.memory.embedders import HashEmbedder
 
     specs = []
-    monkeypatch.setattr(rbdspy.envs.task_sets, "open_demo_env", lambda name: _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": _Unclosed(demo_env))
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or scripted_lm())
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: HashEmbedder(dim=64))
     out = tmp_path / "run"

@@ -167,3 +167,18 @@ def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):
     assert results["memory"]["no-memory"] is None
     text = (out / "results.md").read_text()
     assert "## Memory" in text and "### reasoningbank" in text and "most served item" in text
+
+
+def test_the_seeded_arm_starts_from_train_lessons_and_the_paper_arm_keeps_the_papers_retrieval(smoke_run):
+    out, _, _, records, _ = smoke_run
+    seed = json.loads((out / "arms" / "reasoningbank-seeded.seed.json").read_text())
+    assert seed["items"] and seed["lm_calls"] >= len(seed["records"]) >= 3
+    assert all("/train/" in task_id for task_id in seed["records"])  # never dev
+    first = records["reasoningbank-seeded"][0]
+    assert first["retrieved"] and first["retrieved"][0]["id"] in {i["id"] for i in seed["items"]}
+    assert records["reasoningbank"][0]["retrieved"] == []  # an unseeded bank starts empty
+    # The paper's arm retrieves by task text: no situation similarity is computed for it.
+    paper_hits = [h for r in records["reasoningbank"] for h in r["retrieved"]]
+    improved_hits = [h for r in records["reasoningbank-improved"] for h in r["retrieved"]]
+    assert paper_hits and all(h["situation_similarity"] is None for h in paper_hits)
+    assert improved_hits and all(h["situation_similarity"] is not None for h in improved_hits)

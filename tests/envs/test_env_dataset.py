@@ -69,3 +69,37 @@ def test_records_are_internally_consistent(fake_env):
         LabelledTrajectory(**{**cut.model_dump(), "cause": None})
     with pytest.raises(ValueError, match="takes no cause"):
         LabelledTrajectory(**{**ok.model_dump(), "cause": cut.cause.model_dump()})
+
+
+def _labelled(task_type, label, n, split="train"):
+    from rbdspy.types import Trajectory
+
+    return LabelledTrajectory(
+        trajectory=Trajectory(task=f"{task_type} task {n}", outcome=label == "success"),
+        label=label,
+        kind="agent",
+        env="twx",
+        task_id=f"twx/{task_type}/{split}/{n}",
+        task_type=task_type,
+        split=split,
+    )
+
+
+def test_seeding_sample_takes_a_win_and_a_loss_per_type_from_train_only():
+    from rbdspy.envs.dataset import seeding_sample
+
+    records = [
+        _labelled("coin", "failure", 1),
+        _labelled("coin", "failure", 2),
+        _labelled("coin", "success", 3),
+        _labelled("coin", "success", 4),
+        _labelled("twc", "success", 5),
+        _labelled("mapreader", "success", 6),
+    ]
+    chosen = seeding_sample(records, task_types=["coin", "twc"], per_type=2)
+    assert [r.task_id for r in chosen] == ["twx/coin/train/3", "twx/coin/train/1", "twx/twc/train/5"]
+    assert len(seeding_sample(records, per_type=3)) == 5
+    with pytest.raises(ValueError, match="train records only"):
+        seeding_sample([*records, _labelled("coin", "success", 7, split="dev")])
+    with pytest.raises(ValueError, match="per_type"):
+        seeding_sample(records, per_type=0)

@@ -256,3 +256,27 @@ def test_judge_fail_answers_are_failures_for_the_judge(store):
     learner = _bank(store).learner
     assert learner.label(_trajectory("wrong")).label == JUDGE_FAIL["verdict"]
     assert learner.label(_trajectory("right")).label == JUDGE_OK["verdict"]
+
+
+def test_learn_from_seeds_the_bank_from_labelled_records_without_a_judge(store):
+    from rbdspy.envs.dataset import LabelledTrajectory
+
+    lm = RolloutLM(script(extract=lessons("Seeded lesson")))
+    dspy.configure(lm=lm)
+    bank = _bank(store)
+
+    def record(label, split="train"):
+        outcome = label == "success"
+        return LabelledTrajectory(
+            trajectory=_trajectory("right", outcome=outcome), label=label, kind="agent",
+            env="twx", task_id=f"twx/coin/{split}/1", task_type="coin", split=split,
+        )  # fmt: skip
+
+    items = bank.learn_from([record("success"), record("failure"), (_trajectory("wrong"), False)])
+    assert [i.source for i in items] == ["success", "failure", "failure"]
+    assert not any("## verdict ##" in c["messages"][-1]["content"] for c in lm.history)  # labels trusted
+    with pytest.raises(ValueError, match="train records only"):
+        bank.learn_from([record("success", split="dev")])
+    with pytest.raises(ValueError, match="example 0"):
+        bank.learn_from(["not a record"])
+    assert len(store) == 3

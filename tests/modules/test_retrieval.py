@@ -148,3 +148,18 @@ def test_retired_items_do_not_crowd_out_live_ones(store):
     store.add([_item(f"Retired {i}", TEMPLATE, retired=True) for i in range(40)])
     store.add([_item("Live", "cook something else entirely")])
     assert [m.title for m in MemoryRetriever(store)(task=TEMPLATE).memories] == ["Live"]
+
+
+def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
+    from rbdspy.modules.retriever import MEASURED_FLOORS
+
+    class NamedLikeMiniLM(HashEmbedder):
+        def __init__(self):
+            super().__init__(dim=64)
+            self.name = "sentence-transformers/all-MiniLM-L6-v2"
+
+    with MemoryStore(tmp_path / "minilm", embedder=NamedLikeMiniLM()) as measured:
+        assert MemoryRetriever(measured, min_similarity="auto").floor == MEASURED_FLOORS[measured.embedder.name]
+    with MemoryStore(tmp_path / "hash", embedder=HashEmbedder(dim=64)) as unmeasured:
+        assert MemoryRetriever(unmeasured, min_similarity="auto").floor is None
+        assert MemoryRetriever(unmeasured, min_similarity=0.4).floor == 0.4
