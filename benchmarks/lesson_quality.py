@@ -3,7 +3,11 @@ labelled *train* trajectories and scored by the lesson metric (rbdspy/optimizers
 format with a 40-word cap, general, actionable, cause), with every lesson printed.
 
     python benchmarks/lesson_quality.py [--lm local] [--data datasets/twx-train.jsonl] [--limit 6]
-        [--compiled rbdspy/compiled/extractors.json]
+        [--compiled OLD_EXTRACTORS_JSON]
+
+The extractors rbdspy shipped before the lesson rework can be compared with
+`git show 3780fe1:rbdspy/compiled/extractors.json > /tmp/v1-extractors.json` and
+`--compiled /tmp/v1-extractors.json`.
 
 "hand-written" is the Extractor's own prompts; "compiled" loads a compiled extractor JSON (its
 instructions and demos replace the hand-written ones). Records are drawn balanced by label with
@@ -42,15 +46,18 @@ def main() -> None:
     parser.add_argument("--data", nargs="+", default=["datasets/twx-train.jsonl"])
     parser.add_argument("--limit", type=int, default=6)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--compiled", default="rbdspy/compiled/extractors.json")
+    parser.add_argument("--compiled", default=None, help="a compiled extractor JSON to compare")
     args = parser.parse_args()
     records = balanced_sample([r for path in args.data for r in load_records(path)], args.limit, args.seed)
     examples = make_examples("extractors", records)
     dspy.configure(lm=make_lm(args.lm), adapter=dspy.JSONAdapter())
     print(f"# Lesson quality on {len(examples)} train records of {', '.join(args.data)}, lm {args.lm}")
-    print(f"    python benchmarks/lesson_quality.py --lm {args.lm} --limit {args.limit} --data {' '.join(args.data)}\n")
-    variants = {"compiled": args.compiled, "hand-written": None} if Path(args.compiled).is_file() else {}
-    variants.setdefault("hand-written", None)
+    compared = f" --compiled {args.compiled}" if args.compiled else ""
+    command = f"python benchmarks/lesson_quality.py --lm {args.lm} --limit {args.limit} --data {' '.join(args.data)}"
+    print(f"    {command}{compared}\n")
+    if args.compiled and not Path(args.compiled).is_file():
+        parser.error(f"--compiled {args.compiled}: no such file")
+    variants = {"compiled": args.compiled, "hand-written": None} if args.compiled else {"hand-written": None}
     summary = []
     for name, compiled in variants.items():
         extractor, scores, start = _extractor(compiled), [], time.perf_counter()

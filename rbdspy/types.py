@@ -120,10 +120,20 @@ class Trajectory(BaseModel):
         return situation_text(self.task, first)
 
     def render(self, max_chars: int = 6000) -> str:
-        """The trajectory as prompt text. Long trajectories keep their start and their end
-        (where the outcome shows) and elide the middle, so a call stays within a small
-        model's context."""
-        lines = [f"[{i}] {s.role}: {s.content.strip()}" for i, s in enumerate(self.steps)]
+        """The trajectory as prompt text. An observation repeated verbatim is shown once (later
+        copies point back to it). Long trajectories keep their start and their end (where the
+        outcome shows) and elide the middle, so a call stays within a small model's context."""
+        lines, seen = [], {}
+        for i, step in enumerate(self.steps):
+            content = step.content.strip()
+            # An observation repeated verbatim (a room described again) is shown once; a small
+            # model reads the evidence, not the same paragraph twice.
+            if step.role in OBSERVATION_ROLES and len(content) > 80 and content in seen:
+                lines.append(f"[{i}] {step.role}: (same as [{seen[content]}])")
+                continue
+            if step.role in OBSERVATION_ROLES:
+                seen.setdefault(content, i)
+            lines.append(f"[{i}] {step.role}: {content}")
         if self.final_answer:
             lines.append(f"[final answer] {self.final_answer.strip()}")
         text = "\n".join(lines) if lines else "(no steps recorded)"

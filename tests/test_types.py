@@ -83,3 +83,20 @@ def test_memory_item_key_text_and_json_round_trip():
     manual = MemoryItem(title="T", description="D", content="C")
     assert manual.key_text("task") == manual.text()
     assert MemoryItem.model_validate_json(item.model_dump_json()) == item
+
+
+def test_render_shows_a_repeated_observation_once():
+    room = "You are in the kitchen. You see a stove, an oven, a fridge that is closed and a counter with a knife."
+    trajectory = Trajectory(
+        task="cook",
+        steps=[
+            Step(role="env", content=room),
+            Step(role="agent", content="look around"),
+            Step(role="env", content=room),
+            Step(role="agent", content="open fridge"),
+            Step(role="env", content="You open the fridge."),
+        ],
+    )
+    text = trajectory.render()
+    assert text.count("stove") == 1 and "[2] env: (same as [0])" in text
+    assert "[3] agent: open fridge" in text and "[4] env: You open the fridge." in text

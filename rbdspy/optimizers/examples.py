@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import dspy
 
 from rbdspy.modules.judge import render_trajectory
-from rbdspy.optimizers.literals import trajectory_literals
+from rbdspy.optimizers.literals import action_verbs, trajectory_literals
 
 if TYPE_CHECKING:  # the record type only; the envs layer is imported where records are read
     from rbdspy.envs.dataset import LabelledTrajectory
@@ -111,6 +111,7 @@ def _metadata(record: LabelledTrajectory) -> dict:
         "task_id": record.task_id,
         "task_type": record.task_type,
         "literals": trajectory_literals(trajectory.task, actions, observations),
+        "verbs": action_verbs(actions),
     }
 
 

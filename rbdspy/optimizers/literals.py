@@ -8,8 +8,10 @@ call, which on the local model would cost as much as the extraction itself):
 
 - every number that appears in the task or the trajectory;
 - every word of the agent's actions (what it took, opened, went to: objects, containers, rooms,
-  directions) that is not generic action vocabulary (verbs such as "open", prepositions,
-  "door", "room"...).
+  directions) that is not the environment's own vocabulary: generic action words (verbs such as
+  "open", prepositions, "door", "room"...) and the words of the task text, which every variation
+  of a task family shares ("coin", "cookbook", "meal"). A lesson may say "take the coin" or "read
+  the cookbook"; it may not say "take the red potato" or "go north".
 
 The observations are not mined for words (they describe everything in a room, most of which the
 agent never touched, and flagging all of it would punish ordinary English); their numbers are.
@@ -60,17 +62,30 @@ def action_literals(actions: Iterable[str]) -> set[str]:
 
 def trajectory_literals(task: str, actions: Iterable[str], observations: Iterable[str] = ()) -> list[str]:
     """The literals of one episode, sorted: numbers of the task, actions and observations, and
-    the non-generic words of the actions."""
+    the words of the actions that are neither generic nor words of the task text."""
     actions = list(actions)
     numbers: set[str] = numbers_in(task)
     for text in [*actions, *observations]:
         numbers |= numbers_in(text)
-    return sorted(numbers | action_literals(actions))
+    task_words = {v for word in _words(task) for v in _variants(word)}
+    return sorted(numbers | (action_literals(actions) - task_words))
+
+
+def action_verbs(actions: Iterable[str]) -> list[str]:
+    """The environment's command verbs the episode used (the first word of each action, e.g.
+    "open", "take", "move"): the vocabulary an actionable lesson speaks in."""
+    return sorted({words[0] for words in map(_words, actions) if words and len(words[0]) >= 2})
 
 
 def literals_from_rendered(task: str, rendered: str) -> list[str]:
     """Fallback for a trajectory known only as rendered text (`[i] role: content` lines): the
     agent lines are taken as actions, everything else as observations."""
+    actions, observations = split_rendered(rendered)
+    return trajectory_literals(task, actions, observations)
+
+
+def split_rendered(rendered: str) -> tuple[list[str], list[str]]:
+    """(actions, observations) of a rendered trajectory."""
     actions, observations = [], []
     for line in rendered.splitlines():
         match = re.match(r"\[(?:\d+|final answer)\]\s*(?:([\w-]+):)?\s*(.*)", line)
@@ -80,7 +95,7 @@ def literals_from_rendered(task: str, rendered: str) -> list[str]:
             actions.append(match.group(2))
         else:
             observations.append(match.group(2))
-    return trajectory_literals(task, actions, observations)
+    return actions, observations
 
 
 def _variants(word: str) -> set[str]:

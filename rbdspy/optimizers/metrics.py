@@ -17,8 +17,12 @@ Extractors (`lesson_parts`, `extractor_score`): a weighted mean of parts, each i
   description and content within the caps, the description is one sentence and the content
   one to three (what the LM wrote, before the code clips it: an answer that needed clipping or
   dropping loses points).
-- general (0.4): the share of lessons that copy no literal of the episode (its numbers, the
-  objects/rooms/directions its actions named; see `literals.py`).
+- general (0.3): the share of lessons that copy no literal of this one variation (its numbers, the
+  objects/rooms/directions its actions named that are not words of the task text; see
+  `literals.py`). The environment's vocabulary is allowed: general is not vague.
+- actionable (0.3): the share of lessons that name one of the environment's command verbs the
+  episode used ("open", "take", "move"): a lesson a small agent can act on says what to do.
+- format also asks for content of at most 40 words.
 - cause (0.3, only failures with a recorded cause, i.e. broken gold paths): half for naming
   the kind of mistake (stopping early; skipping a required step; doing steps out of order),
   half for naming the action that was cut/dropped/swapped by its verb ("open", "heat"), which
@@ -40,7 +44,7 @@ from typing import Any
 import dspy
 
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
-from rbdspy.optimizers.literals import copied_literals, literals_from_rendered
+from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, split_rendered
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson
 
 # ---- judge ---------------------------------------------------------------------------------
@@ -125,7 +129,8 @@ def judge_report(golds: Sequence[str], predicted: Sequence[str]) -> dict[str, An
 
 # ---- extractors ----------------------------------------------------------------------------
 
-WEIGHTS = {"format": 0.3, "general": 0.4, "cause": 0.3, "rubric": 0.3}
+WEIGHTS = {"format": 0.3, "general": 0.3, "actionable": 0.3, "cause": 0.3, "rubric": 0.3}
+CONTENT_WORDS_MAX = 40  # a lesson a small agent can act on is short
 
 # Words that name the kind of mistake a broken gold path makes (stems: matched as prefixes).
 CAUSE_CONCEPTS = {
@@ -190,6 +195,8 @@ def draft_problems(draft: Any) -> list[str]:
         problems.append("description is more than one sentence")
     if content and _sentences(content) > 3:
         problems.append("content is more than three sentences")
+    if len(content.split()) > CONTENT_WORDS_MAX:
+        problems.append(f"content is {len(content.split())} words (at most {CONTENT_WORDS_MAX})")
     return problems
 
 
@@ -219,6 +226,19 @@ def general_part(lessons: Sequence[Lesson], literals: Iterable[str]) -> tuple[fl
         return score, "no literal of this episode was copied"
     return score, "; ".join(f"lesson {title!r} copies episode literals {', '.join(found)}" for title, found in bad) + (
         " (write the strategy for any object/place, not this one)"
+    )
+
+
+def actionable_part(lessons: Sequence[Lesson], verbs: Sequence[str]) -> tuple[float, str]:
+    """The share of lessons that say what to do in the environment's own command verbs."""
+    if not verbs:
+        return 1.0, "the episode took no actions to name"
+    vague = [lesson.title for lesson in lessons if not copied_literals(lesson.text(), verbs)]
+    score = 1 - len(vague) / len(lessons)
+    if not vague:
+        return score, "every lesson names an action of this environment"
+    return score, "; ".join(f"lesson {title!r} names no action" for title in vague) + (
+        f" (say which command to use: {', '.join(verbs[:8])})"
     )
 
 
@@ -261,6 +281,10 @@ def lesson_parts(gold: dspy.Example, pred: Any, rubric=None) -> dict[str, tuple[
     if literals is None:
         literals = literals_from_rendered(gold.task, gold.trajectory)
     parts["general"] = general_part(lessons, literals)
+    verbs = gold.get("verbs")
+    if verbs is None:
+        verbs = action_verbs(split_rendered(gold.trajectory)[0])
+    parts["actionable"] = actionable_part(lessons, verbs)
     if gold.get("cause"):
         parts["cause"] = cause_part(lessons, gold.kind, gold.cause, gold.get("cause_actions") or [])
     if rubric is not None:

@@ -7,13 +7,16 @@ from rbdspy.types import LessonDraft
 
 class ExtractSuccessLessons(dspy.Signature):
     """An agent succeeded at the task below. Distil at most three lessons that would help an
-    agent succeed at *other, similar* tasks: the reasoning steps, decisions and checks that
-    made this attempt work.
+    agent succeed at *other variations* of this kind of task: the actions, their order and the
+    checks that made this attempt work.
 
-    Each lesson has a short title; a one-sentence description of when the lesson applies;
-    and content of one to three sentences stating the strategy. Write strategies, not a replay
-    of this episode: no object names, numbers, locations, identifiers or other literals copied
-    from this task. Prefer fewer, sharper lessons; return an empty list if nothing transfers."""
+    Each lesson has a short title; a one-sentence description of when the lesson applies; and
+    content of one or two sentences, at most 40 words, saying what to do in the environment's own
+    words: its commands (open, take, go to, look around...) and the kinds of things and places
+    the task names ("open a closed door before going through it", "read the cookbook before
+    preparing anything"). Never copy what only this variation has: specific object names,
+    colours, directions, room layouts or numbers. Prefer one sharp lesson to three vague ones;
+    return an empty list if nothing transfers."""
 
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()
@@ -22,19 +25,22 @@ class ExtractSuccessLessons(dspy.Signature):
 
 
 class ExtractFailureLessons(dspy.Signature):
-    """An agent failed at the task below. Work out why: which step went wrong, what it should
-    have checked or done instead. Distil at most three guardrails that would keep an agent
-    from failing the same way on *other, similar* tasks.
+    """An agent failed at the task below. Find the concrete cause: the action that went wrong,
+    the step it skipped or did out of order, or the check it did not make. Distil at most two
+    guardrails that would keep an agent from failing the same way on *other variations* of this
+    kind of task.
 
     Each lesson has a short title; a one-sentence description of the situation where it
-    applies (when to be careful, or what not to do); and content of one to three sentences:
-    the mistake to avoid, the check to make, or the corrective strategy. No object names,
-    numbers, locations, identifiers or other literals copied from this task. Return an empty
-    list if the cause of failure is unclear."""
+    applies; and content of one or two sentences, at most 40 words, naming the command to use
+    or the check to make, in the environment's own words ("look around after entering a room
+    before moving on"). Never copy what only this variation has: specific object names, colours,
+    directions or numbers. If you cannot name a concrete cause from the trajectory, return an
+    empty list: a vague warning ("follow the instructions", "be careful") misleads more than it
+    helps."""
 
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()
     judge_rationale: str = dspy.InputField(desc="Why the attempt was judged a failure")
     lessons: list[LessonDraft] = dspy.OutputField(
-        desc="0 to 3 guardrail lessons, each with title, description, content"
+        desc="0 to 2 guardrail lessons, each with title, description, content; empty if the cause is unclear"
     )

@@ -99,24 +99,27 @@ def test_compiled_prompts_are_what_the_lm_is_sent(tmp_path, store):
 @pytest.mark.timeout(120)
 def test_the_built_wheel_ships_the_compiled_prompts(tmp_path):
     """Build the real wheel (from a copy of the sources, so the checkout gets no build/ or
-    egg-info) and find every shipped compiled prompt in it, byte for byte."""
+    egg-info) and find every compiled prompt of rbdspy/compiled/ in it, byte for byte. A compiled
+    file is added to the copy so the packaging rule is checked even while none is shipped."""
     pytest.importorskip("setuptools")
     repo = Path(__file__).parents[2]
     source = tmp_path / "src"
     shutil.copytree(repo / "rbdspy", source / "rbdspy", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(repo / name, source / name)
+    write_compiled(source / "rbdspy" / "compiled", judge=False, extractors=True)
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q"]
     done = subprocess.run([*build, "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     [wheel] = (tmp_path / "dist").glob("rbdspy-*.whl")
-    shipped = sorted(p.name for p in compiled_prompts.PACKAGE_COMPILED_DIR.glob("*.json"))
+    compiled_dir = source / "rbdspy" / "compiled"
+    shipped = sorted(p.name for p in compiled_dir.glob("*.json"))
     assert "extractors.json" in shipped
     with zipfile.ZipFile(wheel) as archive:
         in_wheel = sorted(n.rsplit("/", 1)[1] for n in archive.namelist() if n.startswith("rbdspy/compiled/"))
         assert [n for n in in_wheel if n.endswith(".json")] == shipped
         for name in shipped:
-            assert archive.read(f"rbdspy/compiled/{name}") == (repo / "rbdspy" / "compiled" / name).read_bytes()
+            assert archive.read(f"rbdspy/compiled/{name}") == (compiled_dir / name).read_bytes()
     # and the package looks for them where the wheel puts them
     assert Path(compiled_prompts.__file__).parents[1] / "compiled" == compiled_prompts.PACKAGE_COMPILED_DIR
 

@@ -50,7 +50,8 @@ def records(n: int, split: str = "train", start: int = 0) -> list[LabelledTrajec
 GOOD_LESSON = {
     "title": "Finish the last step",
     "description": "When a goal needs several actions in a row.",
-    "content": "Keep acting until the goal is confirmed by an observation. Do not stop early.",
+    # Names a command verb ("open") so it is actionable, without copying an object of the episode.
+    "content": "Keep acting until the goal is confirmed by an observation; open what it names last. Do not stop early.",
 }
 
 

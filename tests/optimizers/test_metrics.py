@@ -6,9 +6,11 @@ from compile_testing import record
 
 from rbdspy.modules.lesson_caps import normalise_lessons
 from rbdspy.optimizers.examples import extractor_example, judge_example
-from rbdspy.optimizers.literals import copied_literals, literals_from_rendered, trajectory_literals
+from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, trajectory_literals
 from rbdspy.optimizers.metrics import (
+    actionable_part,
     combine,
+    draft_problems,
     extractor_feedback,
     extractor_score,
     judge_feedback,
@@ -32,7 +34,8 @@ def lessons_pred(*drafts):
 GENERAL = {
     "title": "Finish what you start",
     "description": "When a goal needs several actions.",
-    "content": "Keep acting until an observation confirms the goal. Do not stop early.",
+    # "take" is a command verb (actionable) but not the cause's "open" (see the cause tests).
+    "content": "Keep acting until an observation confirms the goal; take what it still needs. Do not stop early.",
 }
 SPECIFIC = {
     "title": "Brass key first",
@@ -107,7 +110,33 @@ def test_copied_literals_match_whole_words_and_plurals():
 
 def test_literals_from_rendered_text_fallback():
     rendered = "[0] env: You are in room 7.\n[1] agent: take lantern\n[2] env: Taken."
-    assert set(literals_from_rendered("light the lantern", rendered)) == {"7", "lantern"}
+    assert set(literals_from_rendered("light the lamp", rendered)) == {"7", "lantern"}
+    assert set(literals_from_rendered("light the lantern", rendered)) == {"7"}  # a task word is not a literal
+
+
+def test_words_of_the_task_text_are_not_literals_but_other_action_words_are():
+    lits = set(trajectory_literals("Open the chest.", ["take brass key", "unlock chest with brass key", "open chest"]))
+    assert lits == {"brass", "key"}  # "chest" is the task family's word; the key is this variation's
+    gold = extractor_example(record(1, "failure"))
+    task_word = {
+        "title": "Open the chest last",
+        "description": "When the chest is locked.",
+        "content": "Unlock it, then open the chest.",
+    }
+    specific = {
+        "title": "Find the brass key",
+        "description": "When a chest is locked.",
+        "content": "Take the brass key first.",
+    }
+    assert lesson_parts(gold, lessons_pred(task_word))["general"] == (1.0, "no literal of this episode was copied")
+    score, why = lesson_parts(gold, lessons_pred(specific))["general"]
+    assert score == 0.0 and "brass" in why and "key" in why and "chest" not in why
+
+
+def test_action_verbs_are_the_sorted_first_words_of_the_actions():
+    actions = ["take brass key", "open cupboard", "Move to kitchen", "open chest", "", "take coin"]
+    assert action_verbs(actions) == ["move", "open", "take"]
+    assert action_verbs([]) == []
 
 
 # ---- extractors ----------------------------------------------------------------------------
@@ -117,6 +146,7 @@ def test_a_general_well_formed_lesson_that_addresses_the_cause_scores_high():
     gold = extractor_example(record(1, "failure"))
     parts = lesson_parts(gold, lessons_pred(GENERAL, OPENS))
     assert parts["format"][0] == 1.0 and parts["general"][0] == 1.0 and parts["cause"][0] == 1.0
+    assert parts["actionable"][0] == 1.0
     assert extractor_score(gold, lessons_pred(GENERAL, OPENS)) == pytest.approx(1.0)
 
 
@@ -125,7 +155,10 @@ def test_generality_fails_on_copied_literals_and_says_which():
     pred = lessons_pred(GENERAL, SPECIFIC)
     score, why = lesson_parts(gold, pred)["general"]
     assert score == 0.5
-    assert "brass" in why and "kitchen" in why and "3" in why
+    assert "brass" in why and "kitchen" in why and "3" in why and "Finish" not in why
+    # Both lessons are well formed and actionable ("take"); only generality tells them apart:
+    # format 0.3*1 + general 0.3*0.5 + actionable 0.3*1 + cause 0.3*0.5 ("stop early", no "open").
+    assert extractor_score(gold, pred) == pytest.approx((0.3 + 0.15 + 0.3 + 0.15) / 1.2)
     assert extractor_score(gold, pred) < extractor_score(gold, lessons_pred(GENERAL))
 
 
@@ -140,6 +173,32 @@ def test_format_fails_on_overlong_missing_and_too_many_lessons():
     assert lesson_parts(gold, lessons_pred(GENERAL, missing))["format"][0] == 0.5
     four = [dict(GENERAL, title=f"Lesson {i}") for i in range(4)]
     assert lesson_parts(gold, lessons_pred(*four))["format"][0] == pytest.approx(0.75)
+
+
+def test_format_fails_on_content_over_the_word_cap():
+    forty_one = dict(GENERAL, content=" ".join(["act"] * 41) + ".")  # one sentence, far below CONTENT_MAX
+    assert draft_problems(forty_one) == ["content is 41 words (at most 40)"]
+    assert draft_problems(dict(GENERAL, content=" ".join(["act"] * 40) + ".")) == []
+    score, why = lesson_parts(extractor_example(record(0, "success")), lessons_pred(GENERAL, forty_one))["format"]
+    assert score == 0.5 and "lesson 2: content is 41 words" in why
+
+
+def test_actionable_part_asks_for_the_episode_command_verbs():
+    verbs = ["move", "open", "take", "unlock"]
+    vague = Lesson(title="Be careful", description="When acting.", content="Follow the task instructions.")
+    assert actionable_part([Lesson(**OPENS), Lesson(**GENERAL)], verbs) == (
+        1.0,
+        "every lesson names an action of this environment",
+    )
+    score, why = actionable_part([vague], verbs)
+    assert score == 0.0 and "'Be careful' names no action" in why and "move, open, take, unlock" in why
+    assert actionable_part([Lesson(**OPENS), vague], verbs)[0] == 0.5
+    assert actionable_part([vague], [])[0] == 1.0  # an episode with no actions has nothing to name
+    # Through the metric: the example's "verbs", or the rendered trajectory's agent lines without them.
+    gold = extractor_example(record(1, "failure"))
+    pred = dspy.Prediction(lessons=[vague], drafts=[vague.model_dump()], kind="failure")
+    assert lesson_parts(gold, pred)["actionable"] == (score, why)
+    assert lesson_parts(gold.copy(verbs=None), pred)["actionable"] == (score, why)
 
 
 def test_cause_part_only_for_failures_with_a_recorded_cause():
@@ -169,7 +228,7 @@ def test_extractor_feedback_lists_every_part():
     gold = extractor_example(record(3, "failure"))
     fb = extractor_feedback(gold, lessons_pred(SPECIFIC))
     assert isinstance(fb, dspy.Prediction) and fb.score == extractor_score(gold, lessons_pred(SPECIFIC))
-    for part in ("format", "general", "cause", "failure"):
+    for part in ("format", "general", "actionable", "cause", "failure"):
         assert part in fb.feedback
 
 
@@ -182,7 +241,10 @@ def test_rubric_part_is_weighted_in_when_given():
         < extractor_score(gold, lessons_pred(GENERAL))
         == high(gold, lessons_pred(GENERAL))
     )
-    assert combine({"format": (1.0, ""), "general": (1.0, ""), "rubric": (0.0, "")}) == pytest.approx(0.7 / 1.0)
+    assert low(gold, lessons_pred(GENERAL)) == pytest.approx((0.3 + 0.3 + 0.3) / 1.2)
+    assert combine({"format": (1.0, ""), "general": (1.0, ""), "rubric": (0.0, "")}) == pytest.approx(0.6 / 0.9)
+    parts = {"format": (1.0, ""), "general": (0.5, ""), "actionable": (1.0, ""), "rubric": (0.0, "")}
+    assert combine(parts) == pytest.approx((0.3 + 0.15 + 0.3) / 1.2)
 
 
 def test_lesson_rubric_grades_with_an_lm_and_survives_garbage():
