@@ -35,6 +35,8 @@ CANDIDATES = [
         "numLocations=1,numIngredients=1,numDistractorItems=0,includeDoors=0",
     ),
     ("find-plant", "scienceworld", "find-plant", None),
+    ("coin 3 rooms, doors", "twx", "coin", "numLocations=3,numDistractorItems=0,includeDoors=1"),
+    ("twc 2 rooms, open", "twx", "twc", "numLocations=2,numItemsToPutAway=1,includeDoors=0"),
 ]
 
 

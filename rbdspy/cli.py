@@ -298,7 +298,7 @@ def bench(
         None,
         "--tasks",
         "-n",
-        help="Tasks in the stream, half built on train, half measured on dev (default 12; 6 with --smoke).",
+        help="Tasks in the stream: --build-fraction of them built on train, the rest measured on dev (default 12).",
     ),
     arms: str = typer.Option(
         "default",
@@ -321,6 +321,9 @@ def bench(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
     ),
     seed_per_type: int = typer.Option(2, "--seed-per-type", help="Seed records per task type (seeded arms)."),
+    build_fraction: float = typer.Option(
+        0.5, "--build-fraction", help="Share of the stream built on train variations; the rest is measured on dev."
+    ),
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
@@ -353,9 +356,10 @@ def bench(
             task_set=task_set,
             seed_from=seed_from,
             seed_per_type=seed_per_type,
+            build_fraction=build_fraction,
         )
     except (FileExistsError, ValueError) as error:
-        raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks") from error
+        raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks/--build-fraction") from error
 
 
 def _game_params(values: list[str]) -> dict[str, str]:

@@ -43,6 +43,10 @@ def test_bench_command_threads_its_options(captured, tmp_path):
             "--uncompiled",
             "--lm",
             "openai/x",
+            "--task-set",
+            "lift",
+            "--build-fraction",
+            "0.2",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -61,6 +65,7 @@ def test_bench_command_threads_its_options(captured, tmp_path):
         False,
     )
     assert captured["args"] == ("lm:openai/x", "emb:None", tmp_path) and captured["lm_name"] == "openai/x"
+    assert (captured["task_set"], captured["build_fraction"]) == ("lift", 0.2)
 
 
 def test_bench_command_defaults_and_smoke(captured):
@@ -68,6 +73,7 @@ def test_bench_command_defaults_and_smoke(captured):
     assert result.exit_code == 0, result.output
     assert captured["smoke"] is True and captured["compiled"] is True and captured["n_tasks"] is None
     assert captured["arms"] == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
+    assert (captured["task_set"], captured["build_fraction"]) == ("demo", 0.5)
 
 
 @pytest.mark.parametrize(
