@@ -17,12 +17,12 @@ ARMS = "no-memory,reasoningbank"
 N, STEPS = 4, 2
 
 
-def _run(env, out, embedder, **options):
+def _run(env, out, embedder, arms=ARMS, **options):
     return run_bench(
         scripted_lm(),
         embedder,
         out,
-        arms=ARMS,
+        arms=arms,
         n_tasks=N,
         max_steps=STEPS,
         environment=env,
@@ -70,19 +70,7 @@ def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, h
 def test_resume_can_add_an_arm_to_a_finished_run(demo_env, tmp_path, hash_embedder):
     out = tmp_path / "run"
     _run(demo_env, out, hash_embedder)
-    results = run_bench(
-        scripted_lm(),
-        hash_embedder,
-        out,
-        arms="reasoningbank-oracle",
-        n_tasks=N,
-        max_steps=STEPS,
-        environment=demo_env,
-        mlflow=False,
-        resume=True,
-        console=Console(file=io.StringIO()),
-        n_resamples=200,
-    )
+    results = _run(demo_env, out, hash_embedder, arms="reasoningbank-oracle", resume=True)
     assert list(results["arms"]) == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
     assert json.loads((out / "config.json").read_text())["config"]["arms"] == list(results["arms"])
 

@@ -32,6 +32,11 @@ def invoke(*args, env=None):
     return result
 
 
+def on_dummy(train, dev):
+    """The data and LM options every offline compile/eval call here shares."""
+    return ("--train", train, "--dev", dev, "--lm", "dummy")
+
+
 def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scripted):
     train, dev = data_files
     out = tmp_path / "out"
@@ -106,12 +111,7 @@ def test_bad_arguments_are_usage_errors(data_files, tmp_path):
         "extractors",
         "--optimizer",
         "labeled",
-        "--train",
-        train,
-        "--dev",
-        dev,
-        "--lm",
-        "dummy",
+        *on_dummy(train, dev),
         "--out",
         tmp_path,
     )
@@ -124,12 +124,7 @@ def test_bad_arguments_are_usage_errors(data_files, tmp_path):
         "miprov2",
         "--budget",
         3,
-        "--train",
-        train,
-        "--dev",
-        dev,
-        "--lm",
-        "dummy",
+        *on_dummy(train, dev),
         "--out",
         tmp_path,
     )
@@ -157,12 +152,7 @@ def test_adapter_names_map_to_dspy_adapters_and_unknown_ones_are_refused(data_fi
         "judge",
         "--optimizer",
         "labeled",
-        "--train",
-        train,
-        "--dev",
-        dev,
-        "--lm",
-        "dummy",
+        *on_dummy(train, dev),
         "--adapter",
         "xml",
     )
