@@ -324,6 +324,9 @@ def bench(
     build_fraction: float = typer.Option(
         0.5, "--build-fraction", help="Share of the stream built on train variations; the rest is measured on dev."
     ),
+    report_only: bool = typer.Option(
+        False, "--report-only", help="Write the reports of the run in --out from its records so far; play nothing."
+    ),
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
@@ -337,6 +340,16 @@ def bench(
         raise typer.BadParameter(str(error), param_hint="--arms") from error
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
+    if report_only:
+        from rbdspy.bench import report_run
+
+        if out is None:
+            raise typer.BadParameter("--report-only needs --out, the directory of a run", param_hint="--report-only")
+        try:
+            report_run(out, console=console)
+        except (FileNotFoundError, ValueError) as error:
+            raise typer.BadParameter(str(error), param_hint="--out") from error
+        return
     try:
         run_bench(
             *_models(lm, embedder),

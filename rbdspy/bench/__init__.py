@@ -10,7 +10,7 @@ paired bootstrap), report.py (JSON, Markdown, PNGs), mlflow_log.py (parent run +
 """
 
 from rbdspy.bench.arms import ARM_SETS, ARMS, parse_arms
-from rbdspy.bench.runner import DEFAULT_MAX_STEPS, DEFAULT_TASKS, SMOKE_MAX_STEPS, SMOKE_TASKS, run_bench
+from rbdspy.bench.runner import DEFAULT_MAX_STEPS, DEFAULT_TASKS, SMOKE_MAX_STEPS, SMOKE_TASKS, report_run, run_bench
 from rbdspy.bench.stats import compare, paired_bootstrap, summarise
 from rbdspy.bench.tasks import build_stream
 
@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "paired_bootstrap",
     "parse_arms",
+    "report_run",
     "run_bench",
     "summarise",
 ]

@@ -129,6 +129,13 @@ def markdown_report(results: dict[str, Any]) -> str:
     )
     arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
     memory = memory_markdown(results)
+    total = len(results["stream"])
+    unfinished = [f"`{a}` {s['n_tasks']} of {total}" for a, s in results["arms"].items() if s["n_tasks"] < total]
+    if unfinished:  # a report of a run still in progress (`rbdspy bench --report-only`)
+        head += (
+            f"\n**Partial run** (continue it with `--resume`): {', '.join(unfinished)} tasks played; each "
+            "comparison covers only the tasks both arms have played.\n"
+        )
     return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\nReproduce: `{results['command']}`\n"
 
 
@@ -200,6 +207,8 @@ def reproduce_command(config) -> str:
     ]
     if getattr(config, "task_set", "demo") != "demo":
         parts.append(f"--task-set {config.task_set}")
+    if getattr(config, "build_fraction", 0.5) != 0.5:
+        parts.append(f"--build-fraction {config.build_fraction:g}")
     if any(ARMS[a].seeded for a in config.arms):
         parts += [f"--seed-from {p}" for p in config.seed_from] + [f"--seed-per-type {config.seed_per_type}"]
     if config.lm:

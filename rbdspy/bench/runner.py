@@ -366,3 +366,33 @@ def run_bench(
         experiment=experiment,
         n_resamples=n_resamples or DEFAULT_RESAMPLES,
     )
+
+
+def report_run(
+    out_dir: str | Path, *, console: Console | None = None, n_resamples: int | None = None
+) -> dict[str, Any]:
+    """Writes the reports of the run in `out_dir` from the records it holds so far, without
+    playing a task or logging to MLflow: how a long run that is still going (or was stopped to be
+    resumed later) reads. Arms with no record yet are left out; returns the results dict."""
+    from rbdspy.bench.report import write_reports
+    from rbdspy.bench.stats import DEFAULT_RESAMPLES
+
+    out_dir = Path(out_dir)
+    config_path = out_dir / "config.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{out_dir} holds no benchmark run (no config.json)")
+    saved = json.loads(config_path.read_text(encoding="utf-8"))
+    known = BenchConfig.__dataclass_fields__
+    config = BenchConfig(**{k: v for k, v in saved["config"].items() if k in known})
+    records = {arm: rows for arm in config.arms if (rows := read_records(arm_path(out_dir, arm)))}
+    if not records:
+        raise ValueError(f"{out_dir} has no finished task yet: nothing to report")
+    return write_reports(
+        out_dir,
+        config,
+        stream_from_dicts(saved["stream"]),
+        records,
+        console=console or Console(),
+        mlflow=False,
+        n_resamples=n_resamples or DEFAULT_RESAMPLES,
+    )

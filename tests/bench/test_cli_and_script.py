@@ -78,7 +78,12 @@ def test_bench_command_defaults_and_smoke(captured):
 
 @pytest.mark.parametrize(
     "argv, hint",
-    [(["--arms", "magic"], "unknown arm"), (["--env", "atari"], "atari"), (["--resume"], "--resume needs --out")],
+    [
+        (["--arms", "magic"], "unknown arm"),
+        (["--env", "atari"], "atari"),
+        (["--resume"], "--resume needs --out"),
+        (["--report-only"], "--report-only needs --out"),
+    ],
 )
 def test_bench_command_refuses_bad_options(captured, argv, hint):
     result = CliRunner().invoke(app, ["bench", *argv])
@@ -154,3 +159,31 @@ def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_pa
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     parent = mlflow.MlflowClient(mlflow_store).get_run(saved["mlflow_run_id"])
     assert parent.data.params["env"] == "twx" and parent.info.status == "FINISHED"
+
+
+def test_the_reproduce_command_gives_back_the_run_settings(captured):
+    import shlex
+
+    from rbdspy.bench.arms import parse_arms
+    from rbdspy.bench.report import reproduce_command
+    from rbdspy.bench.runner import BenchConfig
+
+    config = BenchConfig(
+        n_tasks=50,
+        arms=parse_arms("lift"),
+        seed=3,
+        max_steps=15,
+        compiled=False,
+        build_fraction=0.2,
+        task_set="lift",
+        seed_per_type=1,
+        lm="local",
+        embedder="local",
+    )
+    argv = shlex.split(reproduce_command(config))
+    assert argv[:2] == ["rbdspy", "bench"]
+    result = CliRunner().invoke(app, argv[1:])
+    assert result.exit_code == 0, result.output
+    played = (captured["n_tasks"], captured["arms"], captured["seed"], captured["max_steps"], captured["compiled"])
+    assert played == (50, config.arms, 3, 15, False)
+    assert (captured["build_fraction"], captured["task_set"], captured["seed_per_type"]) == (0.2, "lift", 1)

@@ -9,7 +9,7 @@ import pytest
 from bench_testing import CallCounter, scripted_lm
 from rich.console import Console
 
-from rbdspy.bench import run_bench
+from rbdspy.bench import report_run, run_bench
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.memory import MemoryStore
 
@@ -82,3 +82,25 @@ def test_a_run_directory_is_never_mixed(demo_env, tmp_path, hash_embedder):
         _run(demo_env, out, hash_embedder)
     with pytest.raises(ValueError, match="seed: run has 0, asked 1"):
         _run(demo_env, out, hash_embedder, resume=True, seed=1)
+
+
+def test_a_run_in_progress_is_reported_from_its_records_so_far(demo_env, tmp_path, hash_embedder):
+    out = tmp_path / "run"
+    _run(demo_env, out, hash_embedder)
+    path = arm_path(out, "reasoningbank")
+    records = read_records(path)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records[:2]), encoding="utf-8")  # stopped after 2 tasks
+    (out / "results.md").unlink()
+
+    results = report_run(out, console=Console(file=io.StringIO()), n_resamples=200)
+
+    assert results["arms"]["reasoningbank"]["n_tasks"] == 2 and results["arms"]["no-memory"]["n_tasks"] == N
+    assert results["comparisons"]["reasoningbank"]["all"]["n"] == 2  # only the tasks both arms played
+    report = (out / "results.md").read_text(encoding="utf-8")
+    assert "**Partial run**" in report and f"`reasoningbank` 2 of {N}" in report
+    assert "`no-memory`" not in report.split("**Partial run**")[1].split("\n")[0]
+
+
+def test_reporting_needs_a_run_with_records(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        report_run(tmp_path)
