@@ -33,6 +33,7 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     agent = sum(r.get("agent_prompt_tokens", 0) for r in rows)
     loop = sum(r.get("loop_prompt_tokens", 0) for r in rows)
     return {
+        "labels": _labels(rows),
         "base_rate": _rate([bool(r["success"]) for r in rows]),
         "served_on_wins": _rate([bool(r.get("retrieved")) for r in wins]),
         "served_on_losses": _rate([bool(r.get("retrieved")) for r in losses]),
@@ -44,6 +45,20 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "agent_prompt_tokens": agent,
         "loop_prompt_tokens": loop,
         "loop_overhead": loop / agent if agent else None,
+    }
+
+
+def _labels(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How the labels the bank learned from (the judge's verdicts, or the environment's with
+    trust_outcome) compare with the environment's outcome: a false success writes a wrong strategy,
+    a false failure a wrong guardrail."""
+    labelled = [r for r in rows if r.get("verdict")]
+    return {
+        "labelled": len(labelled),
+        "agree": sum(1 for r in labelled if (r["verdict"] == "success") == bool(r["success"])),
+        "false_success": sum(1 for r in labelled if r["verdict"] == "success" and not r["success"]),
+        "false_failure": sum(1 for r in labelled if r["verdict"] == "failure" and r["success"]),
+        "indeterminate": sum(1 for r in labelled if r["verdict"] == "indeterminate"),
     }
 
 
@@ -65,7 +80,7 @@ def memory_markdown(results: dict[str, Any]) -> str:
             f"and {_pct(summary['served_on_losses'])} of losses; mean similarity of served items "
             f"{summary['mean_similarity'] or 0:.2f}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
-            f"(+{_pct(summary['loop_overhead'])}).",
+            f"(+{_pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}",
             "",
             "| most served item | kind | served | success when served | vs base rate |",
             "|---|---|---:|---:|---:|",
@@ -78,3 +93,13 @@ def memory_markdown(results: dict[str, Any]) -> str:
             )
         blocks.append("")
     return "\n".join(blocks) if len(blocks) > 2 else ""
+
+
+def _labels_sentence(labels: dict[str, int] | None) -> str:
+    if not labels or not labels["labelled"]:
+        return ""
+    return (
+        f" Labels agreed with the environment on {labels['agree']} of {labels['labelled']} tasks "
+        f"(false success {labels['false_success']}, false failure {labels['false_failure']}, "
+        f"indeterminate {labels['indeterminate']})."
+    )

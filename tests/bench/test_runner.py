@@ -167,6 +167,13 @@ def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):
     assert results["memory"]["no-memory"] is None
     text = (out / "results.md").read_text()
     assert "## Memory" in text and "### reasoningbank" in text and "most served item" in text
+    labels = memory["labels"]
+    judged = [r for r in bank_rows if r["verdict"]]
+    assert labels["labelled"] == len(judged) and labels["agree"] == sum(
+        (r["verdict"] == "success") == r["success"] for r in judged
+    )
+    assert labels["agree"] + labels["false_success"] + labels["false_failure"] + labels["indeterminate"] == len(judged)
+    assert f"Labels agreed with the environment on {labels['agree']} of {labels['labelled']} tasks" in text
 
 
 def test_the_seeded_arm_starts_from_train_lessons_and_the_paper_arm_keeps_the_papers_retrieval(smoke_run):
