@@ -189,3 +189,29 @@ def test_the_seeded_arm_starts_from_train_lessons_and_the_paper_arm_keeps_the_pa
     improved_hits = [h for r in records["reasoningbank-improved"] for h in r["retrieved"]]
     assert paper_hits and all(h["situation_similarity"] is None for h in paper_hits)
     assert improved_hits and all(h["situation_similarity"] is not None for h in improved_hits)
+
+
+def test_the_bank_anatomy_script_reads_a_run_without_touching_it(smoke_run, monkeypatch, capsys):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    out, _, results, records, _ = smoke_run
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bank_anatomy.py"
+    spec = importlib.util.spec_from_file_location("bank_anatomy", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    bank = out / "banks" / "reasoningbank"
+    before = {p.name: p.read_bytes() for p in bank.iterdir() if p.is_file()}
+    monkeypatch.setattr(sys, "argv", ["bank_anatomy.py", "--run", str(out), "--arm", "reasoningbank"])
+    module.main()
+    text = capsys.readouterr().out
+    rows = records["reasoningbank"]
+    labels = results["memory"]["reasoningbank"]["labels"]
+    assert f"labels: agree {labels['agree']}/{labels['labelled']}" in text
+    written = sum(len(r["written"]) for r in rows)
+    assert f"| success | {written} |" in text  # the scripted extractor writes success lessons only
+    served = sum(1 for r in rows if r["retrieved"])
+    assert f"| success | {served} |" in text or served == 0
+    # Read-only: every file the bank had is unchanged (SQLite may add its WAL side files on open).
+    assert {name: (bank / name).read_bytes() for name in before} == before
