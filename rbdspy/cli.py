@@ -119,16 +119,22 @@ def memory_list(
     """List the items of a bank, oldest first: the live ones, or with --retired the retired ones."""
     with _open(path) as store:
         items = [i for i in store.list(scope=scope) if i.retired == retired][:limit]
+        invalid = sorted(store.invalid_ids)
     if as_json:
         for item in items:
             typer.echo(item.model_dump_json())
         return
     console.print(_items_table(items))
     console.print(f"{len(items)} item(s)")
+    if invalid:
+        console.print(
+            f"[red]{len(invalid)} stored row(s) do not validate and were skipped: {', '.join(invalid[:5])}; "
+            f"remove them with `rbdspy memory rm ID --path {path}`[/red]"
+        )
 
 
 def _resolve_id(store, prefix: str) -> str:
-    matches = [item.id for item in store.list() if item.id.startswith(prefix)]
+    matches = [id for id in store.ids() if id.startswith(prefix)]
     if len(matches) != 1:
         raise typer.BadParameter(f"{prefix!r} matches {len(matches)} items; give more of the id", param_hint="ID")
     return matches[0]

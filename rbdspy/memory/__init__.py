@@ -6,6 +6,7 @@ retrieved items to the agent as fenced, sanitised data.
 """
 
 from rbdspy.memory.consolidation import AppendPolicy, DedupPolicy, make_policy
+from rbdspy.memory.database import InvalidItemError
 from rbdspy.memory.embedders import Embedder, HashEmbedder, as_embedder
 from rbdspy.memory.formatting import format_memory_block, sanitize_text
 from rbdspy.memory.store import UNSCOPED, MemoryStore
@@ -15,6 +16,7 @@ __all__ = [
     "DedupPolicy",
     "Embedder",
     "HashEmbedder",
+    "InvalidItemError",
     "MemoryStore",
     "UNSCOPED",
     "as_embedder",

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from rbdspy.memory.ranking import updated_value
 from rbdspy.types import MemoryItem
@@ -42,6 +43,7 @@ __all__ = [
     "OP_VEC",
     "SCHEMA_VERSION",
     "Database",
+    "InvalidItemError",
     "blob",
 ]
 
@@ -115,17 +117,41 @@ def _vec_column(key: str) -> str:
     return f"{key}_vec"
 
 
+class InvalidItemError(ValueError):
+    """A stored row that no longer validates as a MemoryItem (written by an older version, or
+    by hand): reads skip it and report it; it can still be removed or overwritten by id."""
+
+
 class Database:
     """The SQLite file of one store: connection, schema, meta, transactions, change log, rows."""
 
     def __init__(self, directory: Path):
         self.path = directory / DB_FILE
+        self.invalid_ids: set[str] = set()  # rows seen not to validate (each reported once)
         self.conn = self._connect()
         try:
             self.meta = self._init_schema()
         except BaseException:
             self.conn.close()
             raise
+
+    def parse(self, id: str, data: str) -> MemoryItem | None:
+        """The item a row holds, or None (reported once) when the row does not validate: one bad
+        row must never make the whole store unreadable."""
+        try:
+            return MemoryItem.model_validate_json(data)
+        except ValidationError as exc:
+            if id not in self.invalid_ids:
+                self.invalid_ids.add(id)
+                logger.warning("%s", self.invalid_message(id, exc))
+            return None
+
+    def invalid_message(self, id: str, exc: Exception | None = None) -> str:
+        reason = f" ({str(exc).splitlines()[0]})" if exc is not None else ""
+        return (
+            f"memory item {id!r} in {self.path} does not validate{reason}; it is skipped by every read. "
+            f"Remove it with `rbdspy memory rm {id} --path {self.path.parent}` or overwrite it with store.update()."
+        )
 
     # ------------------------------------------------------------------ connection and schema
 
@@ -286,9 +312,9 @@ class Database:
         found: dict[int, MemoryItem] = {}
         for chunk in chunks(list(pks)):
             rows = self.conn.execute(
-                f"SELECT pk, data FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk
+                f"SELECT pk, id, data FROM items WHERE pk IN ({placeholders(len(chunk))})", chunk
             ).fetchall()
-            found.update((pk, MemoryItem.model_validate_json(data)) for pk, data in rows)
+            found.update((pk, item) for pk, id, data in rows if (item := self.parse(id, data)) is not None)
         return found
 
     def all_pks(self) -> np.ndarray:
@@ -304,11 +330,16 @@ class Database:
 
     def item(self, id: str) -> MemoryItem | None:
         row = self.conn.execute("SELECT data FROM items WHERE id = ?", (id,)).fetchone()
-        return MemoryItem.model_validate_json(row[0]) if row is not None else None
+        if row is None:
+            return None
+        item = self.parse(id, row[0])
+        if item is None:
+            raise InvalidItemError(self.invalid_message(id))
+        return item
 
     def items(self, limit: int | None = None, scope: str | None = None, unscoped: bool = False) -> list[MemoryItem]:
         """Items in insertion order: all, one `scope`'s, or (unscoped=True) those without one."""
-        sql, params = "SELECT data FROM items", []
+        sql, params = "SELECT id, data FROM items", []
         if unscoped:
             sql += " WHERE scope IS NULL"
         elif scope is not None:
@@ -318,7 +349,11 @@ class Database:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        return [MemoryItem.model_validate_json(data) for (data,) in self.conn.execute(sql, params).fetchall()]
+        rows = self.conn.execute(sql, params).fetchall()
+        return [item for id, data in rows if (item := self.parse(id, data)) is not None]
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM items ORDER BY pk")]
 
     def item_lines(self) -> Iterator[str]:
         """Every item's JSON, in insertion order."""
@@ -338,10 +373,11 @@ class Database:
         by_scope = dict(self.conn.execute("SELECT scope, count(*) FROM items GROUP BY scope ORDER BY scope").fetchall())
         return by_source, by_scope
 
-    def find(self, id: str) -> tuple[int, str | None, MemoryItem] | None:
-        """(pk, scope, item) of the item with this id, or None."""
+    def find(self, id: str) -> tuple[int, str | None, MemoryItem | None] | None:
+        """(pk, scope, item) of the item with this id (item None when its row does not validate),
+        or None."""
         row = self.conn.execute("SELECT pk, scope, data FROM items WHERE id = ?", (id,)).fetchone()
-        return (row[0], row[1], MemoryItem.model_validate_json(row[2])) if row is not None else None
+        return (row[0], row[1], self.parse(id, row[2])) if row is not None else None
 
     def update_item(self, pk: int, item: MemoryItem, vectors: dict[str, np.ndarray]) -> None:
         """Inside a write transaction: rewrite row `pk` from `item`, and the given key's vectors."""
@@ -379,10 +415,11 @@ class Database:
         Fields outside the vectors only: the indexes are not touched."""
         updated: list[tuple[int, MemoryItem]] = []
         for chunk in chunks(list(ids)):
-            for pk, data in self.conn.execute(
-                f"SELECT pk, data FROM items WHERE id IN ({placeholders(len(chunk))})", chunk
+            for pk, id, data in self.conn.execute(
+                f"SELECT pk, id, data FROM items WHERE id IN ({placeholders(len(chunk))})", chunk
             ):
-                new = change(MemoryItem.model_validate_json(data))
+                old = self.parse(id, data)
+                new = change(old) if old is not None else None
                 if new is not None:
                     updated.append((pk, new))
         self.conn.executemany(

@@ -62,7 +62,19 @@ def as_items(items: MemoryItem | Iterable[MemoryItem]) -> list[MemoryItem]:
                 f"items[{i}] is a {type(item).__name__}, not a MemoryItem; build one with "
                 f"MemoryItem(title=..., description=..., content=...) or MemoryItem.from_lesson(lesson)."
             )
-    return batch
+    return [valid_item(item, f"items[{i}]") for i, item in enumerate(batch)]
+
+
+def valid_item(item: MemoryItem, where: str = "item") -> MemoryItem:
+    """`item` checked again against MemoryItem's rules before it is written: an item built with
+    `model_construct` or changed after construction skips pydantic's checks, and one row that
+    breaks them would make every later read of the store fail. ValueError naming what is wrong."""
+    try:
+        return MemoryItem.model_validate(item.model_dump())
+    except ValidationError as exc:
+        raise ValueError(
+            f"{where} (id {item.id!r}) is not a valid MemoryItem, nothing written: {short_error(exc)}"
+        ) from exc
 
 
 def check_unique_ids(batch: Sequence[MemoryItem]) -> None:

@@ -26,7 +26,7 @@ import numpy as np
 from rbdspy.memory.database import DB_FILE, KEYS, LOG_KEEP, OP_ADD, OP_DEL, OP_SCOPE, OP_VEC, Database
 from rbdspy.memory.embedders import Embedder, as_embedder
 from rbdspy.memory.faults import AFTER_COMMIT, INDEX_UPDATE, REBUILD, Faults
-from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise
+from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise, valid_item
 from rbdspy.memory.jsonl import read_items, split_new, write_lines
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, confidently_harmful
 from rbdspy.memory.store_embedding import StoreEmbedding
@@ -166,6 +166,7 @@ class MemoryStore:
         are recomputed only when its task text or own text changed; its row (FAISS id) is kept."""
         if not isinstance(item, MemoryItem):
             raise TypeError(f"update() takes a MemoryItem, got {type(item).__name__}.")
+        item = valid_item(item, "update()")
         new_texts = {key: item.key_text(key) for key in KEYS}  # type: ignore[arg-type]
         vectors: dict[str, np.ndarray] = {}
         for _attempt in range(5):
@@ -176,7 +177,8 @@ class MemoryStore:
                     if row is None:
                         raise KeyError(f"No memory item with id {item.id!r} in {self.path}; use add() for new items.")
                     pk, old_scope, old = row
-                    changed = [key for key in KEYS if old.key_text(key) != new_texts[key]]  # type: ignore[arg-type]
+                    # An old row that no longer validates is replaced whole, vectors included.
+                    changed = [key for key in KEYS if old is None or old.key_text(key) != new_texts[key]]  # type: ignore[arg-type]
                     missing = [key for key in changed if key not in vectors]
                     if not missing:
                         seq_before = self._db.change_seq()
@@ -301,6 +303,18 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             return self._db.items(limit, scope=None if scope is UNSCOPED else scope, unscoped=scope is UNSCOPED)
+
+    def ids(self) -> list[str]:
+        """Every stored id in insertion order, rows that do not validate included (so they can be
+        named and removed)."""
+        with self._lock:
+            self._check_open()
+            return self._db.ids()
+
+    @property
+    def invalid_ids(self) -> set[str]:
+        """Ids of rows that reads found not to validate and skipped (reported once each)."""
+        return set(self._db.invalid_ids)
 
     def __len__(self) -> int:
         with self._lock:
