@@ -36,8 +36,14 @@ def write_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> int:
 def read_items(path: str | os.PathLike[str]) -> list[MemoryItem]:
     """Every MemoryItem in `path` (blank lines skipped); ValueError naming the first bad line."""
     items: list[MemoryItem] = []
-    with open(path, encoding="utf-8-sig") as f:
-        for line_number, line in enumerate(f, start=1):
+    with open(path, "rb") as f:  # bytes, so a line that is not UTF-8 is named like any other bad line
+        for line_number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{path}, line {line_number}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+                ) from exc
             if not line.strip():
                 continue
             try:

@@ -466,6 +466,18 @@ def test_import_malformed_line_names_the_line(tmp_path, open_store):
         store.import_jsonl(path)
 
 
+def test_import_names_a_line_that_is_not_utf8_and_accepts_a_bom(tmp_path, open_store):
+    good = [make_item(f"Lesson {i}").model_dump_json() for i in range(2)]
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(f"{good[0]}\n".encode() + b'{"title": "caf\xe9"}\n' + f"{good[1]}\n".encode())
+    store = open_store()
+    with pytest.raises(ValueError, match=r"latin1.jsonl, line 2: not UTF-8"):
+        store.import_jsonl(path)
+    assert len(store) == 0
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(good).encode() + b"\n")  # a byte-order mark is fine
+    assert store.import_jsonl(path) == 2 and len(store) == 2
+
+
 # ---------------------------------------------------------------------------- a live handle
 
 
