@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import uuid
 import zlib
 from pathlib import Path
@@ -21,12 +22,45 @@ from typing import Any
 
 import faiss
 
-__all__ = ["MAGIC", "read_index_file", "write_index_file"]
+__all__ = ["MAGIC", "read_index_file", "remove_orphan_temps", "write_index_file"]
 
 logger = logging.getLogger("rbdspy.memory.store")  # reported with the store's messages
 
 MAGIC = b"RBDSPY-FAISS-v1\n"  # 16 bytes
 _TRAILER = 8 + len(MAGIC)
+
+
+# The temporary name write_index_file uses: .<file>.<pid>.<random>.tmp
+_TEMP = re.compile(r"^\.(?P<name>index\.[\w-]+\.faiss)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def remove_orphan_temps(directory: Path) -> list[Path]:
+    """Deletes the temporary files of index saves whose writer died before renaming them (a kill
+    mid-save leaves one, and nothing else would ever remove it). A temporary file of a process
+    that is still running is left alone: it may be saving right now. Returns what was removed."""
+    removed = []
+    for path in directory.glob(".index.*.tmp"):
+        match = _TEMP.match(path.name)
+        if match is None or _alive(int(match["pid"])):
+            continue
+        try:
+            path.unlink()
+            removed.append(path)
+        except FileNotFoundError:  # another opener removed it first
+            continue
+    if removed:
+        logger.info("Removed %d temporary file(s) of interrupted index saves in %s.", len(removed), directory)
+    return removed
 
 
 def write_index_file(path: Path, index: faiss.Index, header: dict[str, Any]) -> None:

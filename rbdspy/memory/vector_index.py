@@ -38,7 +38,7 @@ from rbdspy.memory.exact_search import (
     search_window,
     search_with_ties,
 )
-from rbdspy.memory.index_file import read_index_file, write_index_file
+from rbdspy.memory.index_file import read_index_file, remove_orphan_temps, write_index_file
 from rbdspy.memory.inputs import UNSCOPED, check_scope
 
 __all__ = ["VectorIndex"]
@@ -60,6 +60,7 @@ class VectorIndex:
         self.dirty = False  # indexes may be inconsistent: rebuild before the next read
         self.persisted_seq: int | None = None  # the counter the saved files reflect, when known
         self._scope_cache: OrderedDict[Any, tuple[np.ndarray, Any, Any]] = OrderedDict()
+        remove_orphan_temps(directory)
 
     def stats(self, db_seq: int) -> dict[str, Any]:
         """Whether the indexes are loaded and in step with `db_seq`, and the saved files' sizes."""

@@ -778,3 +778,22 @@ def test_other_connection_writes_are_seen_by_next_search(tmp_path, hash_embedder
     assert reader.search("bake a chocolate cake", k=1)[0][0].id == items[2].id
     reader.close()
     writer.close()
+
+
+def test_reopening_removes_temporary_files_of_saves_whose_writer_died(tmp_path, open_store):
+    import subprocess
+    import sys
+
+    store = open_store()
+    store.add([make_item("Check units", task="convert units")])
+    store.close()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = store.path / f".index.task.faiss.{int(dead.stdout)}.0123abcd.tmp"
+    in_flight = store.path / f".index.item.faiss.{os.getpid()}.89abcdef.tmp"  # a live writer's save
+    unrelated = store.path / "notes.tmp"
+    for path in (orphan, in_flight, unrelated):
+        path.write_bytes(b"x" * 1024)
+
+    reopened = open_store()
+    assert not orphan.exists() and in_flight.exists() and unrelated.exists()
+    assert [i.title for i, _ in reopened.search("convert units", k=1)] == ["Check units"]
