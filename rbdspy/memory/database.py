@@ -208,6 +208,17 @@ class Database:
         """Inside a write transaction: record a meta value that is not yet set."""
         self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def put_meta(self, key: str, value: str) -> None:
+        """Set a meta value (new or replaced) in its own durable transaction."""
+        with self.write_tx():
+            self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        self.meta[key] = value
+
+    def meta_value(self, key: str) -> str | None:
+        """A meta value as the database holds it now (another process may have changed it)."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
     @property
     def uuid(self) -> str:
         return self.meta["db_uuid"]

@@ -21,6 +21,8 @@ Not thread-safe on its own: MemoryStore holds its lock around every call.
 from __future__ import annotations
 
 import logging
+import sqlite3
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -46,6 +48,7 @@ __all__ = ["VectorIndex"]
 logger = logging.getLogger("rbdspy.memory.store")  # reported with the store's messages
 
 _SCOPE_CACHE_MAX = 64
+INDEX_TOKEN = "index_token"  # meta key: which saved index files belong to this database's history
 
 
 class VectorIndex:
@@ -176,9 +179,10 @@ class VectorIndex:
             return False
         loaded = {key: self.read_file(key) for key in KEYS}
         headers = [header for _, header in filter(None, loaded.values())]
+        token = self.db.meta_value(INDEX_TOKEN)
         usable = (
             len(headers) == len(KEYS)
-            and all(h["db_uuid"] == self.db.uuid and h["dim"] == dim for h in headers)
+            and all(h["db_uuid"] == self.db.uuid and h["dim"] == dim and h.get("token") == token for h in headers)
             and len({h["seq"] for h in headers}) == 1
             and headers[0]["seq"] <= db_seq
         )
@@ -233,7 +237,17 @@ class VectorIndex:
         """Write both index files, unless they already reflect the in-memory indexes."""
         if self.indexes is None or self.persisted_seq == self.synced_seq:
             return
+        # The database learns first which files belong to its history: a memory.db restored from a
+        # backup, or rolled back, holds an older token (or none) and so never trusts these files,
+        # even though its uuid matches and its row ids are reused for other items.
+        token = uuid.uuid4().hex
+        try:
+            self.db.put_meta(INDEX_TOKEN, token)
+        except sqlite3.OperationalError as exc:  # a read-only database: the next open rebuilds
+            logger.info("Not saving index files in %s: %s", self.directory, exc)
+            return
         common = {
+            "token": token,
             "db_uuid": self.db.uuid,
             "seq": self.synced_seq,
             "max_pk": self.max_pk,

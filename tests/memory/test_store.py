@@ -797,3 +797,28 @@ def test_reopening_removes_temporary_files_of_saves_whose_writer_died(tmp_path, 
     reopened = open_store()
     assert not orphan.exists() and in_flight.exists() and unrelated.exists()
     assert [i.title for i, _ in reopened.search("convert units", k=1)] == ["Check units"]
+
+
+def test_a_database_restored_from_a_backup_never_trusts_index_files_of_another_history(tmp_path, open_store):
+    import shutil
+
+    store = open_store()
+    store.add([make_item(f"Old {i}", task=f"old task number {i}") for i in range(5)])
+    store.close()
+    backup = tmp_path / "memory.db.bak"
+    shutil.copy(store.path / "memory.db", backup)
+    later = open_store()
+    later.add([make_item(f"Lost {i}", task=f"lost task number {i}") for i in range(20)])
+    later.search("lost task number 3", k=1)  # the indexes are loaded, so closing saves them
+    later.close()
+    shutil.copy(backup, store.path / "memory.db")  # roll the database back; the index files stay
+
+    restored = open_store()
+    new = [make_item(f"New {i}", task=f"new task about subject {i}") for i in range(20)]
+    restored.add(new)  # reuses the row ids the lost items had
+    restored.close()
+    reopened = open_store()
+    assert len(reopened) == 25
+    for item in new:
+        [(top, _)] = reopened.search(item.key_text("task"), k=1)
+        assert top.id == item.id
