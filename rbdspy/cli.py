@@ -4,6 +4,7 @@ which default to $RBDSPY_LM / $RBDSPY_EMBEDDER and then to the embedded local mo
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import typer
@@ -178,8 +179,16 @@ def memory_import(
 ):
     """Add items from a JSONL export, embedding them with this bank's embedder. Items whose id
     is already in the bank are skipped."""
-    with _open(path, embedder or "local", must_exist=False) as store:
-        n = store.import_jsonl(src)
+    created = not path.exists()
+    try:
+        with _open(path, embedder or "local", must_exist=False) as store:
+            n = store.import_jsonl(src)
+    except Exception as error:
+        if created:  # a failed import into a new bank leaves no empty bank behind
+            shutil.rmtree(path, ignore_errors=True)
+        if isinstance(error, (ValueError, OSError)):
+            raise typer.BadParameter(str(error).splitlines()[0], param_hint="SRC") from error
+        raise
     console.print(f"imported {n} item(s) into {path}")
 
 

@@ -78,6 +78,16 @@ def test_search_export_import_rm(tmp_path):
         assert [item.id for item in store.list()] == [ids[1]]
 
 
+def test_a_failed_import_is_one_line_exit_2_and_leaves_no_bank(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "no description"}\n')
+    target = tmp_path / "new-bank"
+    result = runner.invoke(app, ["memory", "import", str(bad), "--path", str(target), "--embedder", "hash"])
+    text = "".join(ch for ch in result.output if ch not in "│╭╮╰╯─\n ")  # the error box, unwrapped
+    assert result.exit_code == 2 and "bad.jsonl,line1:notavalidMemoryItem" in text
+    assert "Traceback" not in result.output and not target.exists()
+
+
 def test_missing_bank_is_a_clear_error(tmp_path):
     result = runner.invoke(app, ["memory", "list", "--path", str(tmp_path / "nowhere")])
     assert result.exit_code != 0 and "no memory bank" in result.output

@@ -445,8 +445,15 @@ class MemoryStore:
             self._check_open()
             seen = set(self._db.existing_ids([item.id for item in items]))
         fresh, repeated = split_new(items, seen, raise_on_repeat=on_conflict == "error", source=path)
-        for start in range(0, len(fresh), batch_size):
-            self.add(fresh[start : start + batch_size])
+        if fresh:
+            # All or nothing: embed every item first (in batches, outside any transaction), then
+            # write them in one transaction, so an embedder that fails part-way stores nothing.
+            vectors = [
+                self.embed_items(fresh[start : start + batch_size]) for start in range(0, len(fresh), batch_size)
+            ]
+            task = np.concatenate([t for t, _ in vectors])
+            own = np.concatenate([o for _, o in vectors])
+            self._insert(fresh, task, own, with_embedder=True)
         if repeated:
             logger.info("import_jsonl(%s): skipped %d item(s) whose id is already stored.", path, len(repeated))
         return len(fresh)

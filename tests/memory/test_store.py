@@ -822,3 +822,29 @@ def test_a_database_restored_from_a_backup_never_trusts_index_files_of_another_h
     for item in new:
         [(top, _)] = reopened.search(item.key_text("task"), k=1)
         assert top.id == item.id
+
+
+def test_an_import_writes_every_item_or_none(tmp_path, open_store, hash_embedder):
+    from rbdspy.memory.embedders import HashEmbedder
+
+    class FailsAfter(HashEmbedder):
+        """Embeds `limit` texts, then raises: a model that dies part-way through an import."""
+
+        def __init__(self, limit: int):
+            super().__init__(dim=hash_embedder.dim)
+            self.left = limit
+
+        def __call__(self, texts):
+            self.left -= len(texts)
+            if self.left < 0:
+                raise RuntimeError("embedder crashed")
+            return super().__call__(texts)
+
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(make_item(f"Lesson {i}", task=f"task {i}").model_dump_json() + "\n" for i in range(300)))
+    store = open_store("bank", embedder=FailsAfter(limit=350))
+    with pytest.raises(RuntimeError, match="embedder crashed"):
+        store.import_jsonl(path, batch_size=64)
+    assert len(store) == 0
+    store.embedder.left = 10_000
+    assert store.import_jsonl(path, batch_size=64) == 300 and len(store) == 300
