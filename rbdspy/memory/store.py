@@ -68,6 +68,7 @@ class MemoryStore:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"MemoryStore path must be a directory; {self.path} is a file.")
         self.path.mkdir(parents=True, exist_ok=True)
+        _refuse_a_lost_database(self.path)
         self.key: str = key
         self.faults = faults if faults is not None else Faults()
         self._lock = threading.RLock()
@@ -506,3 +507,19 @@ class MemoryStore:
     def __repr__(self) -> str:
         embedder = self.embedder.name if self.embedder is not None else None
         return f"MemoryStore({str(self.path)!r}, embedder={embedder!r}, key={self.key!r})"
+
+
+def _refuse_a_lost_database(directory: Path) -> None:
+    """Index files with no (or an empty) memory.db beside them mean the bank's database was
+    deleted or truncated: opening would silently start an empty bank over a lost one."""
+    db = directory / DB_FILE
+    if db.is_file() and db.stat().st_size > 0:
+        return
+    leftovers = sorted(p.name for p in directory.glob("index.*.faiss"))
+    if leftovers:
+        found = "is empty (0 bytes)" if db.is_file() else "is missing"
+        raise FileNotFoundError(
+            f"{db} {found}, but {', '.join(leftovers)} from a bank with items are still in {directory}: the "
+            "database, which holds every item, was lost. Restore memory.db from a backup (the index files are "
+            "rebuilt from it), or, to start an empty bank here on purpose, delete the index files first."
+        )

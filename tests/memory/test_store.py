@@ -848,3 +848,20 @@ def test_an_import_writes_every_item_or_none(tmp_path, open_store, hash_embedder
     assert len(store) == 0
     store.embedder.left = 10_000
     assert store.import_jsonl(path, batch_size=64) == 300 and len(store) == 300
+
+
+@pytest.mark.parametrize("loss", ["deleted", "truncated"])
+def test_a_lost_database_beside_index_files_is_refused_not_replaced(tmp_path, open_store, loss):
+    store = open_store()
+    store.add([make_item("Check units", task="convert units")])
+    store.search("convert units", k=1)
+    store.close()
+    db = store.path / "memory.db"
+    for side in store.path.glob("memory.db-*"):
+        side.unlink()
+    db.unlink() if loss == "deleted" else db.write_bytes(b"")
+    with pytest.raises(
+        FileNotFoundError, match=r"memory.db (is missing|is empty).*index.item.faiss.*Restore memory.db"
+    ):
+        open_store()
+    assert not db.exists() or db.stat().st_size == 0  # nothing was created over it
