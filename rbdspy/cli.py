@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -65,19 +66,38 @@ def _models(lm: str | None, embedder: str | None) -> tuple:
     return make_lm(lm), make_embedder(embedder)
 
 
+@contextmanager
 def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
-    from rbdspy.memory import MemoryStore
+    """The bank at `path`, for one command. What goes wrong with the bank itself (a lost or
+    damaged database, a row that does not validate, a wrong embedder) is one error line naming
+    the bank, exit code 2, not a traceback."""
+    import sqlite3
+
+    from rbdspy.memory import InvalidItemError, MemoryStore
 
     if must_exist and not (path / "memory.db").exists():
         raise typer.BadParameter(
             f"no memory bank at {path} (expected {path / 'memory.db'}); pass --path to an existing bank",
             param_hint="--path",
         )
-    if embedder is None:
-        return MemoryStore(path)
-    from rbdspy.lm import make_embedder
 
-    return MemoryStore(path, embedder=make_embedder(embedder))
+    def bad_bank(error: Exception) -> typer.BadParameter:
+        return typer.BadParameter(f"{path}: {str(error).splitlines()[0]}", param_hint="--path")
+
+    try:
+        if embedder is None:
+            store = MemoryStore(path)
+        else:
+            from rbdspy.lm import make_embedder
+
+            store = MemoryStore(path, embedder=make_embedder(embedder))
+    except (FileNotFoundError, ValueError, sqlite3.DatabaseError) as error:
+        raise bad_bank(error) from error
+    try:
+        with store:
+            yield store
+    except (InvalidItemError, sqlite3.DatabaseError) as error:
+        raise bad_bank(error) from error
 
 
 def _short(text: str, width: int) -> str:

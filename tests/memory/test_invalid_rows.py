@@ -81,3 +81,15 @@ def test_the_cli_lists_around_a_bad_row_and_removes_it(open_store, monkeypatch):
     assert "Check units" in listed.output and "do not validate" in listed.output and bad.id in listed.output
     removed = runner.invoke(app, ["memory", "rm", bad.id, "--path", str(store.path), "--yes"])
     assert removed.exit_code == 0 and "removed 1 item" in removed.output
+
+
+def test_the_cli_names_a_lost_database_in_one_error_line(open_store):
+    store = open_store()
+    store.add([make_item("Check units", task="convert units")])
+    store.search("convert units", k=1)
+    store.close()
+    for path in store.path.glob("memory.db*"):
+        path.write_bytes(b"") if path.name == "memory.db" else path.unlink()
+    result = CliRunner().invoke(app, ["memory", "list", "--path", str(store.path)])
+    text = "".join(ch for ch in result.output if ch not in "│╭╮╰╯─\n ")
+    assert result.exit_code == 2 and "memory.dbisempty" in text and "Traceback" not in result.output
