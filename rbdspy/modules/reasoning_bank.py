@@ -5,6 +5,7 @@ retrieve -> act (the wrapped agent, memory block injected) -> judge -> extract -
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,6 +268,11 @@ class ReasoningBank(dspy.Module):
             return self
         if allow_pickle or Path(path).suffix != ".json":
             raise ValueError(f"ReasoningBank loads JSON only, never pickle: use a .json file (got {path!r})")
-        result = super().load(path, allow_unsafe_lm_state=allow_unsafe_lm_state)
+        # Read here, not by dspy.Module.load: prompts are checked and never carry LM settings or
+        # keys unless the caller asks (allow_unsafe_lm_state=True, for a file it trusts).
+        try:
+            compiled_prompts.load_state_file(self, Path(path), allow_lm_settings=allow_unsafe_lm_state)
+        except (KeyError, TypeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{path} is not a saved ReasoningBank ({type(error).__name__}: {error})") from error
         self.compiled_from = [str(path)]
-        return result
+        return self
