@@ -273,6 +273,39 @@ def memory_seed(
     console.print(f"seeded {len(items)} item(s) from {len(chosen)} record(s); {path} holds {total}")
 
 
+@memory_app.command("doctor")
+def memory_doctor(
+    path: Path = PathOpt,
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="Quarantine rows that do not validate, delete derived index files and orphan temp files.",
+    ),
+    sample: int = typer.Option(50, "--sample", help="Stored vectors used as queries to check search against exact."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+):
+    """Check a bank (SQLite integrity, rows that do not validate, orphan files, search against exact
+    search) and, with --repair, fix what can be fixed without losing a valid item. Exit 1 while a
+    problem remains."""
+    from rbdspy.memory.doctor import diagnose
+    from rbdspy.memory.doctor import repair as repair_bank
+
+    if not path.is_dir():
+        raise typer.BadParameter(f"no memory bank at {path}", param_hint="--path")
+    done = repair_bank(path) if repair else None
+    report = diagnose(path, sample=sample)
+    if done is not None:
+        report["repaired"] = done
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        for line in report["problems"] or [f"{path}: healthy ({report.get('items', 0)} items)"]:
+            console.print(line)
+        if done is not None:
+            console.print(f"repaired: {json.dumps(done)}")
+    raise typer.Exit(1 if report["problems"] else 0)
+
+
 @memory_app.command("rm")
 def memory_rm(
     item_ids: list[str] = typer.Argument(..., help="Item ids (or unique prefixes) to remove."),

@@ -22,7 +22,7 @@ from typing import Any
 
 import faiss
 
-__all__ = ["MAGIC", "read_index_file", "remove_orphan_temps", "write_index_file"]
+__all__ = ["MAGIC", "orphan_temps", "read_index_file", "remove_orphan_temps", "write_index_file"]
 
 logger = logging.getLogger("rbdspy.memory.store")  # reported with the store's messages
 
@@ -44,15 +44,21 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def orphan_temps(directory: Path) -> list[Path]:
+    """The temporary files of index saves whose writer died before renaming them (a kill mid-save
+    leaves one). A temporary file of a process that is still running is not an orphan: it may be
+    saving right now."""
+    return sorted(
+        path
+        for path in directory.glob(".index.*.tmp")
+        if (match := _TEMP.match(path.name)) is not None and not _alive(int(match["pid"]))
+    )
+
+
 def remove_orphan_temps(directory: Path) -> list[Path]:
-    """Deletes the temporary files of index saves whose writer died before renaming them (a kill
-    mid-save leaves one, and nothing else would ever remove it). A temporary file of a process
-    that is still running is left alone: it may be saving right now. Returns what was removed."""
+    """Deletes `orphan_temps(directory)` (nothing else would ever remove them); returns them."""
     removed = []
-    for path in directory.glob(".index.*.tmp"):
-        match = _TEMP.match(path.name)
-        if match is None or _alive(int(match["pid"])):
-            continue
+    for path in orphan_temps(directory):
         try:
             path.unlink()
             removed.append(path)

@@ -1,0 +1,128 @@
+"""`rbdspy memory doctor`: check a bank the way its promises are stated, and repair what can be
+repaired without losing an item.
+
+Checks: SQLite's own integrity check; rows that no longer validate as MemoryItems; temporary
+files of index saves whose writer died; and whether search through the indexes agrees with an
+exact search over the vectors in SQLite, on a sample of stored vectors used as queries (under
+both keys). Repair (with no other process writing the bank): rows that do not validate are
+written, as stored, to a quarantine JSONL beside the bank and then removed; the index files
+(derived data) are deleted, so the next open rebuilds them from SQLite; orphan temporary files
+are removed. SQLite is the source of truth and is never rewritten beyond removing the
+quarantined rows.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rbdspy.memory.database import DB_FILE, KEYS, Database
+from rbdspy.memory.index_file import orphan_temps, remove_orphan_temps
+
+__all__ = ["diagnose", "repair"]
+
+
+def _integrity(path: Path) -> str:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return str(db.execute("PRAGMA integrity_check").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    finally:
+        db.close()
+
+
+def _invalid_rows(db: Database) -> list[tuple[str, str]]:
+    return [
+        (id, data)
+        for id, data in db.conn.execute("SELECT id, data FROM items ORDER BY pk")
+        if db.parse(id, data) is None
+    ]
+
+
+def _search_disagreements(directory: Path, db: Database, sample: int, seed: int) -> tuple[int, int]:
+    """(queries compared, queries whose indexed top-1 differs from the exact top-1)."""
+    from rbdspy.memory.store import MemoryStore
+
+    pks = [int(pk) for pk in db.all_pks()]
+    if not pks or db.recorded_dim() is None:
+        return 0, 0
+    chosen = random.Random(seed).sample(pks, min(sample, len(pks)))
+    compared = wrong = 0
+    with MemoryStore(directory) as store:
+        for key in KEYS:
+            all_ids, vectors = db.key_vectors(key, pks)
+            ids_by_pk = dict(db.conn.execute("SELECT pk, id FROM items").fetchall())
+            for pk in chosen:
+                query = vectors[int(np.flatnonzero(all_ids == pk)[0])]
+                scores = vectors @ query
+                best = scores.max()
+                exact = {ids_by_pk[int(p)] for p in all_ids[np.isclose(scores, best, atol=1e-5)]}
+                hits = store.search_vector(query, k=1, key=key)
+                compared += 1
+                wrong += not hits or hits[0][0].id not in exact
+    return compared, wrong
+
+
+def diagnose(directory: str | Path, sample: int = 50, seed: int = 0) -> dict[str, Any]:
+    """What is wrong with the bank in `directory`, if anything; `problems` lists it in words."""
+    directory = Path(directory)
+    path = directory / DB_FILE
+    if not path.is_file() or path.stat().st_size == 0:
+        return {"path": str(directory), "problems": [f"{path} is missing or empty: restore it from a backup"]}
+    report: dict[str, Any] = {"path": str(directory), "integrity": _integrity(path)}
+    problems = [] if report["integrity"] == "ok" else [f"SQLite integrity check: {report['integrity']}"]
+    report["orphan_temp_files"] = [p.name for p in orphan_temps(directory)]
+    if report["orphan_temp_files"]:
+        problems.append(f"{len(report['orphan_temp_files'])} temporary file(s) of interrupted index saves")
+    if report["integrity"] == "ok":
+        db = Database(directory)
+        try:
+            report["items"] = db.count()
+            report["invalid_rows"] = [id for id, _ in _invalid_rows(db)]
+            if report["invalid_rows"]:
+                problems.append(f"{len(report['invalid_rows'])} row(s) do not validate: {report['invalid_rows'][:5]}")
+        finally:
+            db.close()
+        if not report["invalid_rows"]:
+            db = Database(directory)
+            try:
+                compared, wrong = _search_disagreements(directory, db, sample, seed)
+            finally:
+                db.close()
+            report["searches_compared"], report["searches_wrong"] = compared, wrong
+            if wrong:
+                problems.append(f"{wrong} of {compared} sampled searches disagree with exact search")
+    report["problems"] = problems
+    return report
+
+
+def repair(directory: str | Path) -> dict[str, Any]:
+    """Quarantines rows that do not validate, deletes the derived index files and orphan
+    temporary files; returns what was done. Run `diagnose` after it to confirm."""
+    directory = Path(directory)
+    done: dict[str, Any] = {"orphans_removed": [p.name for p in remove_orphan_temps(directory)]}
+    db = Database(directory)
+    try:
+        bad = _invalid_rows(db)
+        if bad:
+            stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+            quarantine = directory / f"quarantine-{stamp}.jsonl"
+            quarantine.write_text("".join(json.dumps({"id": id, "raw": data}) + "\n" for id, data in bad), "utf-8")
+            with db.write_tx():
+                db.delete_ids([id for id, _ in bad])
+            done["quarantined"] = {"file": str(quarantine), "ids": [id for id, _ in bad]}
+    finally:
+        db.close()
+    removed = []
+    for index in directory.glob("index.*.faiss"):
+        index.unlink()
+        removed.append(index.name)
+    done["index_files_removed"] = removed
+    return done
