@@ -8,7 +8,14 @@ pred = bank(task="...")
 pred = rbdspy.MaTTS(bank, k=3, mode="parallel")(task="...")   # or mode="sequential"
 """
 
-from rbdspy.lm import make_embedder, make_lm
+import os
+
+# Offline is rbdspy's default posture: LiteLLM must not fetch its model price list when it is
+# imported (offline that fails, and under `mlflow server`, which imports LiteLLM while holding an
+# import lock, it deadlocks: `rbdspy ui` never listens). Set the variable to "False" to fetch it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from rbdspy.lm import make_embedder, make_lm  # noqa: E402
 from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
 from rbdspy.modules import (
     ContrastiveDistiller,
