@@ -46,6 +46,10 @@ class MiniLMEmbedder:
     name = "sentence-transformers/all-MiniLM-L6-v2"
     dim = 384
 
+    def __reduce__(self):
+        # Pickled as its settings: the model loads again, lazily, wherever it is unpickled.
+        return type(self), (self.batch_size, self.device)
+
     def __init__(self, batch_size: int = 64, device: str = "cpu"):
         self.batch_size = batch_size
         self.device = device

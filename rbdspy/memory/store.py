@@ -498,11 +498,12 @@ class MemoryStore:
     def __copy__(self) -> MemoryStore:
         return self
 
-    def __getstate__(self) -> Any:
-        raise TypeError(
-            "A MemoryStore is a live handle on a database and is never pickled; the program saves only its "
-            "prompts (bank.save), and the store persists itself at its path: reopen it with MemoryStore(path)."
-        )
+    def __reduce__(self):
+        # A live database handle is never pickled: a pickled program (an MLflow-logged model)
+        # carries a reference that reopens this bank, lazily, where it was (store_ref.py).
+        from rbdspy.memory.store_ref import reference
+
+        return reference(self.path, self.embedder, self.key)
 
     def __repr__(self) -> str:
         embedder = self.embedder.name if self.embedder is not None else None

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -481,14 +482,49 @@ def test_import_names_a_line_that_is_not_utf8_and_accepts_a_bom(tmp_path, open_s
 # ---------------------------------------------------------------------------- a live handle
 
 
-def test_deepcopy_returns_same_store_and_pickling_fails(open_store):
+def test_deepcopy_returns_same_store_and_pickling_saves_a_reference(open_store, tmp_path):
     store = open_store()
+    store.add(topic_items())
     assert copy.deepcopy(store) is store and copy.copy(store) is store
     holder = dspy.Module()
     holder.store = store
     assert copy.deepcopy(holder).store is store
     assert holder.deepcopy().store is store
-    with pytest.raises(TypeError, match="never pickled"):
+    data = pickle.dumps(holder)
+    assert b"bake a chocolate cake" not in data  # a reference to the bank, not its items
+    restored = pickle.loads(data).store
+    assert "not opened yet" in repr(restored)
+    assert len(restored) == len(store) and restored.search("bake a chocolate cake", k=1)[0][0].id == (
+        store.search("bake a chocolate cake", k=1)[0][0].id
+    )
+    assert pickle.loads(pickle.dumps(restored)).list() == store.list()
+    restored.close()
+
+
+def test_a_store_reference_to_a_bank_that_is_gone_names_the_path(tmp_path, hash_embedder):
+    path = tmp_path / "moved"
+    with MemoryStore(path, embedder=hash_embedder) as store:
+        data = pickle.dumps(store)
+    shutil.rmtree(path)
+    lazy = pickle.loads(data)  # unpickling opens nothing
+    with pytest.raises(FileNotFoundError, match="not reachable at .*moved"):
+        lazy.search("anything", k=1)
+
+
+def test_a_store_whose_embedder_cannot_be_pickled_says_so(tmp_path):
+    import threading
+
+    from rbdspy.memory.embedders import HashEmbedder
+
+    class Unpicklable(HashEmbedder):
+        def __init__(self):
+            super().__init__(dim=16)
+            self.lock = threading.Lock()
+
+    with (
+        MemoryStore(tmp_path / "bank", embedder=Unpicklable()) as store,
+        pytest.raises(TypeError, match="embedder .* cannot be pickled"),
+    ):
         pickle.dumps(store)
 
 

@@ -1,0 +1,59 @@
+"""A DSPy program holding a ReasoningBank is logged with MLflow's DSPy flavour, loaded in a new
+process with both `mlflow.dspy.load_model` and `mlflow.pyfunc.load_model`, and serves: the bank
+is carried by reference and reopened where it lives, so what the served program learns lands in
+the same bank."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.memory import HashEmbedder
+
+mlflow = pytest.importorskip("mlflow")
+
+LESSON = {"title": "Multiply, then check", "description": "When a product is asked.", "content": "Multiply and check."}
+ROUND = [{"answer": "42"}, {"rationale": "The product is right.", "verdict": "success"}, {"lessons": [LESSON]}]
+
+LOAD = textwrap.dedent(
+    """
+    import json, sys
+    import mlflow
+    mlflow.set_tracking_uri(sys.argv[1])
+    program = mlflow.dspy.load_model(sys.argv[2])
+    served = mlflow.pyfunc.load_model(sys.argv[2]).predict({"task": "what is 6*7?"})
+    print(json.dumps({"store": type(program.store).__name__, "answer": served["answer"],
+                      "verdict": served["verdict"]["label"]}))
+    """
+)
+
+
+@pytest.mark.timeout(300)
+def test_a_program_with_a_bank_logs_loads_in_a_new_process_and_serves(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("rbdspy-logged-bank")  # not whichever experiment an earlier test left active
+    store = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32))
+    bank = ReasoningBank(dspy.Predict("task, memory -> answer"), store, compiled=None)
+    try:
+        with dspy.context(lm=DummyLM(ROUND * 3)), mlflow.start_run():
+            model_uri = mlflow.dspy.log_model(bank, name="bank").model_uri
+    finally:
+        store.close()
+        mlflow.set_tracking_uri(previous)
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD, uri, model_uri], capture_output=True, text=True, timeout=240, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    served = json.loads(done.stdout.strip().splitlines()[-1])
+    assert served == {"store": "LazyStore", "answer": "42", "verdict": "success"}
+    with MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)) as again:
+        assert [item.title for item in again.list()] == [LESSON["title"]]  # learned into the same bank
