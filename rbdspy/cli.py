@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rbdspy.bench.arms import ARM_SETS
+
 app = typer.Typer(help="rbdspy: ReasoningBank agent memory as a DSPy program.", no_args_is_help=True)
 memory_app = typer.Typer(help="Inspect and manage a memory bank on disk.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
@@ -156,7 +158,9 @@ def memory_list(
 
 def _resolve_id(store, prefix: str) -> str:
     matches = [id for id in store.ids() if id.startswith(prefix)]
-    if len(matches) != 1:
+    if not matches:
+        raise typer.BadParameter(f"no item in {store.path} has an id starting with {prefix!r}", param_hint="ID")
+    if len(matches) > 1:
         raise typer.BadParameter(f"{prefix!r} matches {len(matches)} items; give more of the id", param_hint="ID")
     return matches[0]
 
@@ -371,7 +375,7 @@ def bench(
     arms: str = typer.Option(
         "default",
         "--arms",
-        help="Comma list of arms or sets: default, all, baselines, matts, topk, or arm names (see README).",
+        help=f"Comma list of arms or sets: {', '.join(ARM_SETS)}, or arm names (see README).",
     ),
     seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
     max_steps: int | None = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),

@@ -192,3 +192,10 @@ def test_memory_seed_distils_train_records_and_refuses_dev_ones(tmp_path, monkey
     dev = runner.invoke(app, ["memory", "seed", "--from", "datasets/twx-dev.jsonl", "--path", str(bank)])
     assert dev.exit_code == 2 and "train records only" in dev.output
     assert dspy.settings.lm is None  # the command used its LM in a context, not globally
+
+
+def test_show_says_when_no_id_matches(tmp_path):
+    bank = tmp_path / "b"
+    make_bank(bank)
+    result = runner.invoke(app, ["memory", "show", "zzzz", "--path", str(bank)], env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and "no item in" in result.output and "give more of the id" not in result.output

@@ -187,3 +187,12 @@ def test_the_reproduce_command_gives_back_the_run_settings(captured):
     played = (captured["n_tasks"], captured["arms"], captured["seed"], captured["max_steps"], captured["compiled"])
     assert played == (50, config.arms, 3, 15, False)
     assert (captured["build_fraction"], captured["task_set"], captured["seed_per_type"]) == (0.2, "lift", 1)
+
+
+def test_bench_help_lists_every_arm_set():
+    from rbdspy.bench.arms import ARM_SETS
+
+    result = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.replace("│", " ").split())
+    assert all(name in text for name in ARM_SETS) and "matts-scaling" in text
