@@ -65,7 +65,11 @@ def _models(lm: str | None, embedder: str | None) -> tuple:
     """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
     from rbdspy.lm import make_embedder, make_lm
 
-    return make_lm(lm), make_embedder(embedder)
+    try:  # both are checked before any work: a wrong name is one line and exit 2
+        return make_lm(lm), make_embedder(embedder)
+    except ValueError as error:
+        hint = "--lm" if "LM spec" in str(error) else "--embedder"
+        raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
 
 
 @contextmanager

@@ -49,7 +49,22 @@ def _check_lm_spec(spec: Any) -> str:
     provider, slash, name = spec.partition("/")
     if not slash or not provider or not name.strip() or any(ch.isspace() for ch in spec):
         raise _bad_lm_spec(spec, "not 'local', 'local-fast' or 'provider/model'")
+    known = _litellm_providers()
+    if known and provider not in known:
+        near = difflib.get_close_matches(provider, known, n=1)
+        raise _bad_lm_spec(spec, f"LiteLLM has no provider {provider!r}" + (f"; {near[0]!r}?" if near else ""))
     return spec
+
+
+def _litellm_providers() -> list[str]:
+    """LiteLLM's provider names, so that a mistyped provider is refused before any work rather
+    than at the first call (empty if LiteLLM cannot tell, and then nothing is refused here)."""
+    try:
+        import litellm
+
+        return [str(getattr(p, "value", p)) for p in litellm.provider_list]
+    except Exception:  # an unexpected LiteLLM version: leave the check to the first call
+        return []
 
 
 def _is_local_endpoint(spec: str, kw: dict) -> bool:

@@ -216,3 +216,20 @@ def test_invalid_embedder_spec_names_the_setting_and_the_choices(spec):
     assert repr(spec.strip() if spec.strip() else spec) in message
     assert "RBDSPY_EMBEDDER" in message and "--embedder" in message
     assert "'hash'" in message and "openai/text-embedding-3-small" in message
+
+
+@pytest.mark.parametrize("spec, near", [("nosuchprovider/x", None), ("opnai/gpt-4o-mini", "openai")])
+def test_a_provider_litellm_does_not_know_is_refused_before_any_call(spec, near):
+    with pytest.raises(ValueError, match="LiteLLM has no provider") as info:
+        make_lm(spec)
+    assert near is None or repr(near) in str(info.value)
+
+
+def test_a_wrong_lm_on_the_command_line_is_one_line_and_exit_2_before_any_work():
+    from typer.testing import CliRunner
+
+    from rbdspy.cli import app
+
+    result = CliRunner().invoke(app, ["demo", "--lm", "nosuchprovider/x", "--tasks", "1"], env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and "LiteLLM has no provider 'nosuchprovider'" in result.output
+    assert "Traceback" not in result.output
