@@ -228,9 +228,16 @@ def memory_stats(path: Path = PathOpt, as_json: bool = typer.Option(False, "--js
     if as_json:
         typer.echo(json.dumps(stats, indent=2, default=str))
         return
+    # Read as a user would: a fresh handle has not loaded its indexes yet, and stats needs no embedder.
+    index = stats.get("index") or {}
+    if not index.get("loaded"):
+        stats["index"] = "not loaded yet: built or read from disk at the first search (that is normal)"
+    if stats.get("current_embedder") is None:
+        stats["current_embedder"] = "none needed to read stats (searching needs one: --embedder)"
     table = Table(show_header=False)
     for key, value in stats.items():
-        table.add_row(key, json.dumps(value, default=str) if isinstance(value, (dict, list)) else str(value))
+        shown = "-" if value is None else value
+        table.add_row(key, json.dumps(shown, default=str) if isinstance(shown, (dict, list)) else str(shown))
     console.print(table)
 
 

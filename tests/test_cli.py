@@ -58,6 +58,8 @@ def test_list_stats_show(tmp_path):
     assert [json.loads(line)["title"] for line in lines] == ["Verify units"]
     stats = json.loads(run("memory", "stats", "--path", str(tmp_path / "b"), "--json").output)
     assert stats["count"] == 2
+    table = run("memory", "stats", "--path", str(tmp_path / "b")).output
+    assert "not loaded yet" in table and '"loaded": false' not in table and "None" not in table  # no false alarm
     shown = run("memory", "show", ids[1][:8], "--path", str(tmp_path / "b"))
     assert shown.exit_code == 0 and "count letters in a word" in shown.output
 
