@@ -54,16 +54,16 @@ def _search_disagreements(directory: Path, db: Database, sample: int, seed: int)
     if not pks or db.recorded_dim() is None:
         return 0, 0
     chosen = random.Random(seed).sample(pks, min(sample, len(pks)))
+    ids_by_pk = dict(db.conn.execute("SELECT pk, id FROM items").fetchall())
     compared = wrong = 0
     with MemoryStore(directory) as store:
         for key in KEYS:
             all_ids, vectors = db.key_vectors(key, pks)
-            ids_by_pk = dict(db.conn.execute("SELECT pk, id FROM items").fetchall())
+            row_of = {int(pk): row for row, pk in enumerate(all_ids)}
             for pk in chosen:
-                query = vectors[int(np.flatnonzero(all_ids == pk)[0])]
+                query = vectors[row_of[pk]]
                 scores = vectors @ query
-                best = scores.max()
-                exact = {ids_by_pk[int(p)] for p in all_ids[np.isclose(scores, best, atol=1e-5)]}
+                exact = {ids_by_pk[int(p)] for p in all_ids[np.isclose(scores, scores.max(), atol=1e-5)]}
                 hits = store.search_vector(query, k=1, key=key)
                 compared += 1
                 wrong += not hits or hits[0][0].id not in exact
@@ -88,17 +88,13 @@ def diagnose(directory: str | Path, sample: int = 50, seed: int = 0) -> dict[str
             report["invalid_rows"] = [id for id, _ in _invalid_rows(db)]
             if report["invalid_rows"]:
                 problems.append(f"{len(report['invalid_rows'])} row(s) do not validate: {report['invalid_rows'][:5]}")
+            else:
+                compared, wrong = _search_disagreements(directory, db, sample, seed)
+                report["searches_compared"], report["searches_wrong"] = compared, wrong
+                if wrong:
+                    problems.append(f"{wrong} of {compared} sampled searches disagree with exact search")
         finally:
             db.close()
-        if not report["invalid_rows"]:
-            db = Database(directory)
-            try:
-                compared, wrong = _search_disagreements(directory, db, sample, seed)
-            finally:
-                db.close()
-            report["searches_compared"], report["searches_wrong"] = compared, wrong
-            if wrong:
-                problems.append(f"{wrong} of {compared} sampled searches disagree with exact search")
     report["problems"] = problems
     return report
 
