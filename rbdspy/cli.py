@@ -21,7 +21,18 @@ data_app = typer.Typer(help="Build labelled trajectory datasets from real enviro
 app.add_typer(data_app, name="data")
 console = Console()
 
-PathOpt = typer.Option(Path("bank"), "--path", "-p", help="The bank's directory.")
+PathOpt = typer.Option(
+    "bank",
+    "--path",
+    "-p",
+    help="The bank: a directory, or a postgresql://user@host/db URL (pip install rbdspy[scale]).",
+)
+NamespaceOpt = typer.Option(
+    None,
+    "--namespace",
+    envvar="RBDSPY_NAMESPACE",
+    help="On a postgresql:// bank: the tenant whose items are read and written (none: read all, write 'default').",
+)
 EmbedderOpt = typer.Option(
     None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string."
 )
@@ -72,32 +83,42 @@ def _models(lm: str | None, embedder: str | None) -> tuple:
         raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
 
 
+def _bank(path: str) -> Path | str:
+    """--path as MemoryStore takes it: a URL stays a string (a Path would fold its //)."""
+    from rbdspy.memory.postgres import is_postgres_url
+
+    return path if is_postgres_url(path) else Path(path)
+
+
 @contextmanager
-def _open(path: Path, embedder: str | None = None, must_exist: bool = True):
+def _open(path: str, embedder: str | None = None, must_exist: bool = True, namespace: str | None = None):
     """The bank at `path`, for one command. What goes wrong with the bank itself (a lost or
-    damaged database, a row that does not validate, a wrong embedder) is one error line naming
-    the bank, exit code 2, not a traceback."""
+    damaged database, an unreachable server, a row that does not validate, a wrong embedder) is
+    one error line naming the bank, exit code 2, not a traceback."""
     import sqlite3
 
     from rbdspy.memory import InvalidItemError, MemoryStore
 
-    if must_exist and not (path / "memory.db").exists():
+    location = _bank(path)
+    if isinstance(location, Path) and must_exist and not (location / "memory.db").exists():
         raise typer.BadParameter(
-            f"no memory bank at {path} (expected {path / 'memory.db'}); pass --path to an existing bank",
+            f"no memory bank at {path} (expected {location / 'memory.db'}); pass --path to an existing bank",
             param_hint="--path",
         )
 
     def bad_bank(error: Exception) -> typer.BadParameter:
-        return typer.BadParameter(f"{path}: {str(error).splitlines()[0]}", param_hint="--path")
+        from rbdspy.memory.postgres import redacted
+
+        return typer.BadParameter(f"{redacted(path)}: {str(error).splitlines()[0]}", param_hint="--path")
 
     try:
         if embedder is None:
-            store = MemoryStore(path)
+            store = MemoryStore(location, namespace=namespace)
         else:
             from rbdspy.lm import make_embedder
 
-            store = MemoryStore(path, embedder=make_embedder(embedder))
-    except (FileNotFoundError, ValueError, sqlite3.DatabaseError) as error:
+            store = MemoryStore(location, embedder=make_embedder(embedder), namespace=namespace)
+    except (FileNotFoundError, ValueError, ConnectionError, ImportError, sqlite3.DatabaseError) as error:
         raise bad_bank(error) from error
     try:
         with store:
@@ -135,7 +156,8 @@ def _items_table(items, scores=None) -> Table:
 
 @memory_app.command("list")
 def memory_list(
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
     scope: str | None = typer.Option(None, help="Only items of this scope."),
     limit: int | None = typer.Option(None, help="At most this many items."),
     as_json: bool = typer.Option(False, "--json", help="One JSON item per line instead of a table."),
@@ -144,7 +166,7 @@ def memory_list(
     ),
 ):
     """List the items of a bank, oldest first: the live ones, or with --retired the retired ones."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         items = [i for i in store.list(scope=scope) if i.retired == retired][:limit]
         invalid = sorted(store.invalid_ids)
     if as_json:
@@ -170,9 +192,13 @@ def _resolve_id(store, prefix: str) -> str:
 
 
 @memory_app.command("show")
-def memory_show(item_id: str = typer.Argument(..., help="An item id or a unique prefix of one."), path: Path = PathOpt):
+def memory_show(
+    item_id: str = typer.Argument(..., help="An item id or a unique prefix of one."),
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
+):
     """Show one item in full, with its provenance."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         item = store.get(_resolve_id(store, item_id))
     console.print_json(item.model_dump_json())
 
@@ -180,21 +206,26 @@ def memory_show(item_id: str = typer.Argument(..., help="An item id or a unique 
 @memory_app.command("search")
 def memory_search(
     query: str = typer.Argument(..., help="A task description to retrieve memory for."),
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
     k: int = typer.Option(3, "-k", help="How many items."),
     scope: str | None = typer.Option(None, help="Only items of this scope."),
     embedder: str | None = EmbedderOpt,
 ):
     """Retrieve the items the bank would show an agent for QUERY."""
-    with _open(path, embedder or "local") as store:
+    with _open(path, embedder or "local", namespace=namespace) as store:
         hits = store.search(query, k=k, scope=scope)
     console.print(_items_table([item for item, _ in hits], [score for _, score in hits]))
 
 
 @memory_app.command("export")
-def memory_export(out: Path = typer.Argument(..., help="JSONL file to write."), path: Path = PathOpt):
+def memory_export(
+    out: Path = typer.Argument(..., help="JSONL file to write."),
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
+):
     """Write every item as one JSON line (no vectors)."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         n = store.export_jsonl(out)
     console.print(f"exported {n} item(s) to {out}")
 
@@ -202,18 +233,20 @@ def memory_export(out: Path = typer.Argument(..., help="JSONL file to write."), 
 @memory_app.command("import")
 def memory_import(
     src: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL file of items."),
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
     embedder: str | None = EmbedderOpt,
 ):
     """Add items from a JSONL export, embedding them with this bank's embedder. Items whose id
     is already in the bank are skipped."""
-    created = not path.exists()
+    location = _bank(path)
+    created = isinstance(location, Path) and not location.exists()
     try:
-        with _open(path, embedder or "local", must_exist=False) as store:
+        with _open(path, embedder or "local", must_exist=False, namespace=namespace) as store:
             n = store.import_jsonl(src)
     except Exception as error:
         if created:  # a failed import into a new bank leaves no empty bank behind
-            shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(location, ignore_errors=True)
         if isinstance(error, (ValueError, OSError)):
             raise typer.BadParameter(str(error).splitlines()[0], param_hint="SRC") from error
         raise
@@ -221,16 +254,20 @@ def memory_import(
 
 
 @memory_app.command("stats")
-def memory_stats(path: Path = PathOpt, as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+def memory_stats(
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+):
     """Counts by source kind and scope, the embedder, the retrieval key, sizes."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         stats = store.stats()
     if as_json:
         typer.echo(json.dumps(stats, indent=2, default=str))
         return
     # Read as a user would: a fresh handle has not loaded its indexes yet, and stats needs no embedder.
     index = stats.get("index") or {}
-    if not index.get("loaded"):
+    if stats.get("backend") == "sqlite" and not index.get("loaded"):
         stats["index"] = "not loaded yet: built or read from disk at the first search (that is normal)"
     if stats.get("current_embedder") is None:
         stats["current_embedder"] = "none needed to read stats (searching needs one: --embedder)"
@@ -244,10 +281,11 @@ def memory_stats(path: Path = PathOpt, as_json: bool = typer.Option(False, "--js
 @memory_app.command("restore")
 def memory_restore(
     item_ids: list[str] = typer.Argument(..., help="Ids (or unique prefixes) of retired items to serve again."),
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
 ):
     """Serve retired items again (utility ranking retires an item that was confidently harmful)."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         n = store.set_retired([_resolve_id(store, prefix) for prefix in item_ids], retired=False)
     console.print(f"restored {n} item(s) in {path}")
 
@@ -255,7 +293,8 @@ def memory_restore(
 @memory_app.command("seed")
 def memory_seed(
     sources: list[Path] = typer.Option(..., "--from", exists=True, dir_okay=False, help="Train JSONL (repeatable)."),
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
     per_type: int | None = typer.Option(None, "--per-type", help="At most this many records of each task type."),
     lm: str | None = LmOpt,
     embedder: str | None = EmbedderOpt,
@@ -275,7 +314,10 @@ def memory_seed(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--from") from error
     task_lm, task_embedder = _models(lm, embedder)
-    with MemoryStore(path, embedder=task_embedder) as store, dspy.context(lm=task_lm, adapter=dspy.JSONAdapter()):
+    with (
+        MemoryStore(_bank(path), embedder=task_embedder, namespace=namespace) as store,
+        dspy.context(lm=task_lm, adapter=dspy.JSONAdapter()),
+    ):
         # The agent is never called while seeding; the bank needs one to be a bank.
         bank = ReasoningBank(agent=dspy.Predict("task, memory -> answer"), store=store)
         with Progress(console=console) as progress:
@@ -290,7 +332,7 @@ def memory_seed(
 
 @memory_app.command("doctor")
 def memory_doctor(
-    path: Path = PathOpt,
+    path: str = PathOpt,
     repair: bool = typer.Option(
         False,
         "--repair",
@@ -305,10 +347,17 @@ def memory_doctor(
     from rbdspy.memory.doctor import diagnose
     from rbdspy.memory.doctor import repair as repair_bank
 
-    if not path.is_dir():
+    location = _bank(path)
+    if not isinstance(location, Path):
+        raise typer.BadParameter(
+            "doctor checks a bank in a directory (SQLite + FAISS files); a PostgreSQL bank keeps no derived "
+            "files, and `rbdspy memory list` names any row that does not validate",
+            param_hint="--path",
+        )
+    if not location.is_dir():
         raise typer.BadParameter(f"no memory bank at {path}", param_hint="--path")
-    done = repair_bank(path) if repair else None
-    report = diagnose(path, sample=sample)
+    done = repair_bank(location) if repair else None
+    report = diagnose(location, sample=sample)
     if done is not None:
         report["repaired"] = done
     if as_json:
@@ -321,14 +370,36 @@ def memory_doctor(
     raise typer.Exit(1 if report["problems"] else 0)
 
 
+@memory_app.command("migrate")
+def memory_migrate(
+    source: str = typer.Option(..., "--from", help="The bank to copy from (a directory or a postgresql:// URL)."),
+    target: str = typer.Option(..., "--to", help="The bank to copy into (created if new)."),
+    from_namespace: str | None = typer.Option(None, "--from-namespace", help="Only this namespace of the source."),
+    namespace: str | None = typer.Option(None, "--namespace", help="The namespace to write into on the target."),
+):
+    """Copy every item, with its stored vectors and usage statistics, into another bank (e.g. a
+    directory into PostgreSQL): nothing is re-embedded, the source is only read, and items already
+    in the target are skipped, so an interrupted migration is finished by running it again."""
+    from rbdspy.memory.migrate import migrate
+
+    with _open(source, namespace=from_namespace) as src, _open(target, must_exist=False, namespace=namespace) as dst:
+        try:
+            copied, skipped = migrate(src, dst)
+        except ValueError as error:
+            raise typer.BadParameter(str(error).splitlines()[0], param_hint="--to") from error
+        total = len(dst)
+    console.print(f"copied {copied} item(s), {skipped} already there; {dst.path} holds {total}")
+
+
 @memory_app.command("rm")
 def memory_rm(
     item_ids: list[str] = typer.Argument(..., help="Item ids (or unique prefixes) to remove."),
-    path: Path = PathOpt,
+    path: str = PathOpt,
+    namespace: str | None = NamespaceOpt,
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ):
     """Remove items. Export first if you may want them back."""
-    with _open(path) as store:
+    with _open(path, namespace=namespace) as store:
         ids = [_resolve_id(store, prefix) for prefix in item_ids]
         if not yes and not typer.confirm(f"Remove {len(ids)} item(s) from {path}?"):
             raise typer.Abort()
@@ -339,7 +410,10 @@ def memory_rm(
 @app.command("demo")
 def demo(
     ctx: typer.Context,
-    path: Path = typer.Option(Path("bank"), "--path", "-p", help="Where the bank is kept (reused if it exists)."),
+    path: str = typer.Option(
+        "bank", "--path", "-p", help="Where the bank is kept (reused if it exists): a directory or a postgresql:// URL."
+    ),
+    namespace: str | None = NamespaceOpt,
     env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
     tasks: int = typer.Option(3, "--tasks", "-n", help="How many environment tasks to play."),
     max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
@@ -363,7 +437,7 @@ def demo(
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
     run_demo(
         *_models(lm, embedder),
-        path,
+        _bank(path),
         env=env,
         n_tasks=tasks,
         k=memories,
@@ -371,6 +445,7 @@ def demo(
         console=console,
         matts=matts,
         rollouts=rollouts,
+        namespace=namespace,
     )
 
 
@@ -410,13 +485,36 @@ def bench(
     report_only: bool = typer.Option(
         False, "--report-only", help="Write the reports of the run in --out from its records so far; play nothing."
     ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local (arms one after another, in this process) | ray (one Ray task per arm; pip install "
+        "'rbdspy[scale]'). Same records either way.",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: the cluster to join (e.g. auto, host:6379); default a local ray.init(). "
+        "--out must then be a path every node sees.",
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", help="With --executor ray: the local cluster's CPUs, and the most arms played at once."
+    ),
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
     from rbdspy.bench import parse_arms, run_bench
+    from rbdspy.bench.executors import EXECUTORS
+    from rbdspy.scale import NotPicklableError, RayMissingError
 
     _check_env(env)
+    if executor not in EXECUTORS:
+        raise typer.BadParameter(f"{executor!r} is not one of {', '.join(EXECUTORS)}", param_hint="--executor")
+    if executor != "ray" and (ray_address is not None or workers is not None):
+        raise typer.BadParameter("applies to --executor ray only", param_hint="--ray-address/--workers")
+    if workers is not None and workers < 1:
+        raise typer.BadParameter(f"must be at least 1; got {workers}", param_hint="--workers")
     try:
         arm_names = parse_arms(arms)
     except ValueError as error:
@@ -453,7 +551,12 @@ def bench(
             seed_from=seed_from,
             seed_per_type=seed_per_type,
             build_fraction=build_fraction,
+            executor=executor,
+            ray_address=ray_address,
+            workers=workers,
         )
+    except (RayMissingError, NotPicklableError) as error:
+        raise typer.BadParameter(str(error), param_hint="--executor") from error
     except (FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks/--build-fraction") from error
 

@@ -66,7 +66,7 @@ def _table(rows: list[dict], path: Path, total: int) -> Table:
 def run_demo(
     lm: dspy.LM,
     embedder: Any,
-    path: Path,
+    path: Path | str,
     env: str = "twx",
     n_tasks: int = 3,
     k: int = 1,
@@ -74,6 +74,7 @@ def run_demo(
     console: Console | None = None,
     matts: str = "none",
     rollouts: int = 3,
+    namespace: str | None = None,
 ) -> list[dict]:
     """Plays the stream, returns one row per task (also printed, task by task and as a table).
 
@@ -95,7 +96,7 @@ def run_demo(
     # constrained decoding, so a small local model's actions and lessons parse.
     with (
         open_demo_env(env) as environment,
-        MemoryStore(path, embedder=embedder) as store,
+        MemoryStore(path, embedder=embedder, namespace=namespace) as store,
         dspy.context(lm=lm, adapter=dspy.JSONAdapter()),
     ):
         agent = EnvAgent(environment, max_steps=max_steps)

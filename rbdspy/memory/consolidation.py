@@ -63,6 +63,12 @@ class DedupPolicy:
         batch = [items] if isinstance(items, MemoryItem) else list(items)
         if not batch:
             return []
+        # Search and add under the bank's write lock: two agents learning the same lesson at the
+        # same moment must not both find no duplicate and both add it.
+        with store.exclusive():
+            return self._apply(store, batch)
+
+    def _apply(self, store: MemoryStore, batch: list[MemoryItem]) -> list[MemoryItem]:
         task_vectors, item_vectors = store.embed_items(batch)
         new_rows: list[int] = []  # positions in `batch` that will be added
         merged: dict[str, MemoryItem] = {}  # existing id -> its updated state

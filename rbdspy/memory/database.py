@@ -44,7 +44,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "Database",
     "InvalidItemError",
+    "RowParser",
     "blob",
+    "chunks",
+    "used_item",
 ]
 
 logger = logging.getLogger("rbdspy.memory.store")  # reported with the store's messages
@@ -122,18 +125,17 @@ class InvalidItemError(ValueError):
     by hand): reads skip it and report it; it can still be removed or overwritten by id."""
 
 
-class Database:
-    """The SQLite file of one store: connection, schema, meta, transactions, change log, rows."""
+class RowParser:
+    """Reading an item's JSON row, shared by the SQLite and PostgreSQL databases: a row that does
+    not validate is reported once (with how to remove it) and skipped, never fatal.
 
-    def __init__(self, directory: Path):
-        self.path = directory / DB_FILE
-        self.invalid_ids: set[str] = set()  # rows seen not to validate (each reported once)
-        self.conn = self._connect()
-        try:
-            self.meta = self._init_schema()
-        except BaseException:
-            self.conn.close()
-            raise
+    Subclasses set `self.where` (the file or server named in messages), `self.bank` (what
+    `--path` takes to reach the bank) and `self.invalid_ids = set()`.
+    """
+
+    where: Any
+    bank: Any
+    invalid_ids: set[str]
 
     def parse(self, id: str, data: str) -> MemoryItem | None:
         """The item a row holds, or None (reported once) when the row does not validate: one bad
@@ -149,9 +151,24 @@ class Database:
     def invalid_message(self, id: str, exc: Exception | None = None) -> str:
         reason = f" ({str(exc).splitlines()[0]})" if exc is not None else ""
         return (
-            f"memory item {id!r} in {self.path} does not validate{reason}; it is skipped by every read. "
-            f"Remove it with `rbdspy memory rm {id} --path {self.path.parent}` or overwrite it with store.update()."
+            f"memory item {id!r} in {self.where} does not validate{reason}; it is skipped by every read. "
+            f"Remove it with `rbdspy memory rm {id} --path {self.bank}` or overwrite it with store.update()."
         )
+
+
+class Database(RowParser):
+    """The SQLite file of one store: connection, schema, meta, transactions, change log, rows."""
+
+    def __init__(self, directory: Path):
+        self.path = directory / DB_FILE
+        self.where, self.bank = self.path, directory
+        self.invalid_ids: set[str] = set()  # rows seen not to validate (each reported once)
+        self.conn = self._connect()
+        try:
+            self.meta = self._init_schema()
+        except BaseException:
+            self.conn.close()
+            raise
 
     # ------------------------------------------------------------------ connection and schema
 
@@ -197,6 +214,26 @@ class Database:
 
     def close(self) -> None:
         self.conn.close()
+
+    def size_bytes(self) -> int:
+        """The database file's size with its WAL and shared-memory files."""
+        return sum(p.stat().st_size for p in self.path.parent.glob(f"{DB_FILE}*") if p.is_file())
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold a lock that other processes' `exclusive()` on this bank wait for: an flock on
+        memory.db, which SQLite's own (POSIX) locks never touch."""
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): the store's thread lock is all there is
+            yield
+            return
+        with open(self.path, "rb") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # ------------------------------------------------------------------ meta
 
@@ -376,6 +413,9 @@ class Database:
     def contains(self, id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM items WHERE id = ?", (id,)).fetchone() is not None
 
+    def retired_count(self) -> int:
+        return sum(1 for item in self.items() if item.retired)
+
     def counts(self) -> tuple[dict[str, int], dict[str | None, int]]:
         """Item counts by source and by scope."""
         by_source = dict(
@@ -483,6 +523,19 @@ class Database:
                 f"SELECT pk, task_vec, item_vec FROM items WHERE pk IN ({placeholders(len(chunk))}) ORDER BY pk", chunk
             ).fetchall()
         return self._unpack(found)
+
+    def embedded_batches(self, size: int) -> Iterator[tuple[list[MemoryItem], np.ndarray, np.ndarray]]:
+        """(items, task vectors, item vectors) of every valid row in pk order, `size` rows at a time."""
+        cursor = self.conn.execute("SELECT id, data, task_vec, item_vec FROM items ORDER BY pk")
+        while rows := cursor.fetchmany(size):
+            kept = [(item, t, o) for id, data, t, o in rows if (item := self.parse(id, data)) is not None]
+            if kept:
+                dim = self._dim()
+                yield (
+                    [item for item, _, _ in kept],
+                    np.frombuffer(b"".join(t for _, t, _ in kept), dtype="<f4").reshape(len(kept), dim),
+                    np.frombuffer(b"".join(o for _, _, o in kept), dtype="<f4").reshape(len(kept), dim),
+                )
 
     def iter_vectors(self, batch: int = 10_000) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Every row's (pks, task vectors, item vectors), in pk order, `batch` rows at a time."""

@@ -28,7 +28,15 @@ from typing import Any
 import faiss
 import numpy as np
 
-__all__ = ["exact_scores", "is_scan_index", "new_scan_index", "scoped_search", "search_with_ties", "search_window"]
+__all__ = [
+    "best_first",
+    "exact_scores",
+    "is_scan_index",
+    "new_scan_index",
+    "scoped_search",
+    "search_with_ties",
+    "search_window",
+]
 
 # A scope holding at least this share of the items is searched "global first": when the global
 # top-W already settles the scope's top k (see scoped_search), that is the answer. It is cheaper
@@ -110,7 +118,7 @@ def approximate_search(
     return ids[0][found], scores[0][found].astype(np.float64)  # compared with float64 thresholds
 
 
-def _best(pks: np.ndarray, scores: np.ndarray, top: int) -> list[tuple[int, float]]:
+def best_first(pks: np.ndarray, scores: np.ndarray, top: int) -> list[tuple[int, float]]:
     """Best first; equal scores in row-id (insertion) order."""
     order = np.lexsort((pks, -scores.astype(np.float64)))[:top]
     return [(int(pks[i]), float(scores[i])) for i in order]
@@ -123,7 +131,7 @@ def _rescored(
     `boundary` (the k-th approximate score); at least the first top + _TIE_MARGIN are re-scored."""
     keep = max(int(np.count_nonzero(approx >= boundary - window)), min(len(ids), top + _TIE_MARGIN))
     pks, scores = rescore(ids[:keep].tolist())
-    return _best(pks, scores, top)
+    return best_first(pks, scores, top)
 
 
 def search_with_ties(

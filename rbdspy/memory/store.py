@@ -7,6 +7,9 @@ query-to-query retrieval, one over the items' own texts), saved next to it on `f
 and rebuilt or caught up whenever they are missing, unreadable or behind. Searches are exact
 (exact_search.py). This class is the public face that composes them: the API, the embedder and
 its compatibility with what the store holds, input checks, and one lock around it all.
+
+Given a postgresql:// URL instead, the same class keeps the bank on a PostgreSQL server with
+pgvector (postgres.py: rows; pg_search.py: search in the server), shared by many agents.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +32,7 @@ from rbdspy.memory.embedders import Embedder, as_embedder
 from rbdspy.memory.faults import AFTER_COMMIT, INDEX_UPDATE, REBUILD, Faults
 from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise, valid_item
 from rbdspy.memory.jsonl import read_items, split_new, write_lines
+from rbdspy.memory.postgres import PgDatabase, check_namespace, is_postgres_url, redacted
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, confidently_harmful
 from rbdspy.memory.store_embedding import StoreEmbedding
 from rbdspy.memory.vector_index import VectorIndex
@@ -45,7 +50,10 @@ def _unique_ids(ids: str | Iterable[str]) -> list[str]:
 
 
 class MemoryStore:
-    """A directory holding memory items (SQLite) and their two FAISS indexes.
+    """A directory holding memory items (SQLite) and their two FAISS indexes, or, given a
+    `postgresql://` URL, a bank on a PostgreSQL server with pgvector (postgres.py), where
+    `namespace` confines every read and write to one tenant's items (None: read every
+    namespace, write to "default").
 
     `key` picks which vector `search` uses unless a call overrides it: "task" (default) matches
     the query against the task each item was learned on, as the paper does; "item" matches it
@@ -60,21 +68,40 @@ class MemoryStore:
     UNSCOPED = UNSCOPED
 
     def __init__(
-        self, path: str | os.PathLike[str], embedder: Any = None, key: Key = "task", *, faults: Faults | None = None
+        self,
+        path: str | os.PathLike[str],
+        embedder: Any = None,
+        key: Key = "task",
+        *,
+        namespace: str | None = None,
+        faults: Faults | None = None,
     ):
         if key not in KEYS:
             raise ValueError(f"MemoryStore key must be 'task' or 'item', got {key!r}.")
-        self.path = Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise ValueError(f"MemoryStore path must be a directory; {self.path} is a file.")
-        self.path.mkdir(parents=True, exist_ok=True)
-        _refuse_a_lost_database(self.path)
         self.key: str = key
         self.faults = faults if faults is not None else Faults()
         self._lock = threading.RLock()
         self._closed = False
-        self._db = Database(self.path)
-        self._vectors = VectorIndex(self._db, self.path)
+        self.namespace = check_namespace(namespace)
+        if is_postgres_url(path):
+            from rbdspy.memory.pg_search import PgVectors
+
+            self.path: Path | str = redacted(str(path))  # what messages show; the password stays out
+            self._db: Database | PgDatabase = PgDatabase(str(path), self.namespace)
+            self._vectors: VectorIndex | PgVectors = PgVectors(self._db)
+        else:
+            if self.namespace is not None:
+                raise ValueError(
+                    f"namespace={namespace!r} needs a bank on a PostgreSQL server (a postgresql:// URL); "
+                    "a bank in a directory belongs to one user: give each tenant its own directory."
+                )
+            self.path = Path(path)
+            if self.path.exists() and not self.path.is_dir():
+                raise ValueError(f"MemoryStore path must be a directory; {self.path} is a file.")
+            self.path.mkdir(parents=True, exist_ok=True)
+            _refuse_a_lost_database(self.path)
+            self._db = Database(self.path)
+            self._vectors = VectorIndex(self._db, self.path)
         try:
             self._embedding = StoreEmbedding(embedder, self.path, self._db, self._recorded_dim)
             self._embedding.check_at_open()
@@ -85,6 +112,11 @@ class MemoryStore:
     @property
     def _conn(self) -> sqlite3.Connection:
         return self._db.conn
+
+    @property
+    def backend(self) -> str:
+        """ "sqlite" (a directory, SQLite + FAISS) or "postgresql" (a server, pgvector)."""
+        return "postgresql" if isinstance(self._db, PgDatabase) else "sqlite"
 
     @property
     def _indexes(self) -> dict[str, faiss.Index] | None:
@@ -131,9 +163,18 @@ class MemoryStore:
         task_vectors, item_vectors = self.embed_items(batch)
         return self._insert(batch, task_vectors, item_vectors, with_embedder=True)
 
-    def add_embedded(self, items: MemoryItem | Iterable[MemoryItem], task_vectors: Any, item_vectors: Any) -> list[str]:
+    def add_embedded(
+        self,
+        items: MemoryItem | Iterable[MemoryItem],
+        task_vectors: Any,
+        item_vectors: Any,
+        *,
+        embedder_name: str | None = None,
+    ) -> list[str]:
         """Store new items with vectors the caller computed (row i belongs to item i), e.g. a
-        benchmark or a migration that embeds elsewhere. Vectors are L2-normalised here."""
+        benchmark or a migration that embeds elsewhere. Vectors are L2-normalised here.
+        `embedder_name` names the embedder that made them: recorded on a new bank, checked
+        against the recorded one otherwise."""
         batch = as_items(items)
         if not batch:
             return []
@@ -142,14 +183,16 @@ class MemoryStore:
         own = as_matrix(item_vectors, len(batch), "item_vectors")
         if task.shape[1] != own.shape[1]:
             raise ValueError(f"task_vectors have dim {task.shape[1]} but item_vectors have dim {own.shape[1]}.")
-        return self._insert(batch, normalise(task), normalise(own), with_embedder=False)
+        return self._insert(batch, normalise(task), normalise(own), with_embedder=False, name=embedder_name)
 
-    def _insert(self, batch: list[MemoryItem], task: np.ndarray, own: np.ndarray, with_embedder: bool) -> list[str]:
+    def _insert(
+        self, batch: list[MemoryItem], task: np.ndarray, own: np.ndarray, with_embedder: bool, name: str | None = None
+    ) -> list[str]:
         ids = [item.id for item in batch]
         with self._lock:
             self._check_open()
             with self._db.write_tx():
-                self._embedding.record_meta(int(task.shape[1]), with_embedder)
+                self._embedding.record_meta(int(task.shape[1]), with_embedder, name)
                 seq_before = self._db.change_seq()
                 first = self._db.items_seq() + 1
                 pks = list(range(first, first + len(batch)))
@@ -253,6 +296,17 @@ class MemoryStore:
                 base = self._base_rate()
                 harmful = [i.id for i in used if confidently_harmful(i.successes, i.failures, base)]
                 return [i.id for i in self._db.set_retired(harmful, True)] if harmful else []
+
+    @contextmanager
+    def exclusive(self) -> Iterator[MemoryStore]:
+        """Hold this bank's write lock across several calls: no other writer (thread, process
+        or, on PostgreSQL, machine, in this namespace) writes until the block ends. A dedup's
+        search-then-add runs in one, so two agents that learn the same lesson at the same moment
+        store it once."""
+        with self._lock:
+            self._check_open()
+            with self._db.exclusive():
+                yield self
 
     def _base_rate(self) -> float | None:
         decided, wins = self._db.base_rate()
@@ -459,6 +513,15 @@ class MemoryStore:
             logger.info("import_jsonl(%s): skipped %d item(s) whose id is already stored.", path, len(repeated))
         return len(fresh)
 
+    def embedded_batches(self, size: int = 1000) -> Iterator[tuple[list[MemoryItem], np.ndarray, np.ndarray]]:
+        """Every item with its stored vectors, in insertion order, `size` items at a time, as
+        (items, task vectors, item vectors): what a migration copies to another bank, so
+        nothing is re-embedded. Rows that do not validate are skipped (and reported)."""
+        with self._lock:
+            self._check_open()
+            with self._db.read_tx():
+                yield from self._db.embedded_batches(size)
+
     def stats(self) -> dict[str, Any]:
         """Counts by source and scope, the recorded embedder, the files' sizes and whether the
         in-memory indexes are in step with the database."""
@@ -470,8 +533,10 @@ class MemoryStore:
                 db_seq = self._db.change_seq()
                 meta = self._db.read_meta()
                 decided, wins = self._db.base_rate()
-                retired = sum(1 for item in self._db.items() if item.retired)
+                retired = self._db.retired_count()
             return {
+                "backend": self.backend,
+                "namespace": self.namespace,
                 "count": count,
                 "retired": retired,
                 "by_source": by_source,
@@ -485,7 +550,7 @@ class MemoryStore:
                 "current_embedder": self.embedder.name if self.embedder is not None else None,
                 "key": self.key,
                 "path": str(self.path),
-                "db_bytes": sum(p.stat().st_size for p in self.path.glob(f"{DB_FILE}*") if p.is_file()),
+                "db_bytes": self._db.size_bytes(),
                 "index": self._vectors.stats(db_seq),
             }
 
@@ -503,11 +568,12 @@ class MemoryStore:
         # carries a reference that reopens this bank, lazily, where it was (store_ref.py).
         from rbdspy.memory.store_ref import reference
 
-        return reference(self.path, self.embedder, self.key)
+        return reference(self.path, self.embedder, self.key, self.namespace)
 
     def __repr__(self) -> str:
         embedder = self.embedder.name if self.embedder is not None else None
-        return f"MemoryStore({str(self.path)!r}, embedder={embedder!r}, key={self.key!r})"
+        namespace = f", namespace={self.namespace!r}" if self.namespace is not None else ""
+        return f"MemoryStore({str(self.path)!r}, embedder={embedder!r}, key={self.key!r}{namespace})"
 
 
 def _refuse_a_lost_database(directory: Path) -> None:

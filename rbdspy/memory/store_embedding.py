@@ -59,13 +59,15 @@ class StoreEmbedding:
         # known_dim: no probe call just to compare
         return known_dim(self.embedder) if self.embedder is not None else None
 
-    def record_meta(self, dim: int, with_embedder: bool) -> None:
+    def record_meta(self, dim: int, with_embedder: bool, name: str | None = None) -> None:
         """Inside a write transaction: record the embedder's name and dim on first write, and
-        refuse vectors of another dim or from another embedder than the recorded ones."""
+        refuse vectors of another dim or from another embedder than the recorded ones. `name`
+        names the embedder of vectors computed elsewhere (a migration copies them)."""
         meta = self._db.read_meta()
         recorded_dim = int(meta["embedder_dim"]) if "embedder_dim" in meta else None
         recorded_name = meta.get("embedder_name")
-        name = self.embedder.name if (with_embedder and self.embedder is not None) else None
+        if with_embedder and self.embedder is not None:
+            name = self.embedder.name
         if (recorded_dim is not None and recorded_dim != dim) or (
             name is not None and recorded_name is not None and recorded_name != name
         ):

@@ -1,10 +1,12 @@
 """A store by reference: what a pickled program (an MLflow-logged DSPy model, a cloudpickled
 module) carries instead of a live database handle.
 
-`pickle.dumps(store)` records the bank's path, its embedder (which must itself pickle: the
-built-in ones do, as a small spec, never a loaded model) and its retrieval key. Unpickling gives a
-`LazyStore` that opens the bank at that path the first time it is used, with an error naming the
-path when the bank is not there. The items stay in the bank: a logged program points at it.
+`pickle.dumps(store)` records the bank's path (or its postgresql:// URL without the password,
+which the loading side gives in PGPASSWORD or ~/.pgpass, and its namespace), its embedder
+(which must itself pickle: the built-in ones do, as a small spec, never a loaded model) and its
+retrieval key. Unpickling gives a `LazyStore` that opens the bank at that path the first time
+it is used, with an error naming the path when the bank is not there. The items stay in the
+bank: a logged program points at it.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from rbdspy.memory.database import DB_FILE
+from rbdspy.memory.postgres import is_postgres_url
 
 __all__ = ["LazyStore", "reference"]
 
 
-def reference(path: Path, embedder: Any, key: str) -> tuple[type, tuple[str, Any, str]]:
-    """The `__reduce__` value of a MemoryStore: reopen lazily at the same absolute path."""
+def reference(
+    path: Path | str, embedder: Any, key: str, namespace: str | None = None
+) -> tuple[type, tuple[str, Any, str, str | None]]:
+    """The `__reduce__` value of a MemoryStore: reopen lazily at the same absolute path (URL)."""
     if embedder is not None:
         try:
             pickle.dumps(embedder)
@@ -29,21 +34,31 @@ def reference(path: Path, embedder: Any, key: str) -> tuple[type, tuple[str, Any
                 f"({type(exc).__name__}: {exc}), so a program holding the store cannot be saved by reference; "
                 "use an embedder from rbdspy.make_embedder, or give yours a __reduce__"
             ) from exc
-    return LazyStore, (str(Path(path).resolve()), embedder, key)
+    where = path if is_postgres_url(path) else str(Path(path).resolve())
+    return LazyStore, (where, embedder, key, namespace)
 
 
 class LazyStore:
     """Stands in for the MemoryStore at `path` and opens it on first use."""
 
-    def __init__(self, path: str, embedder: Any = None, key: str = "task"):
-        self._args = (path, embedder, key)
+    def __init__(self, path: str, embedder: Any = None, key: str = "task", namespace: str | None = None):
+        self._args = (path, embedder, key, namespace)
         self._store = None
 
     def _open(self):
         if self._store is None:
             from rbdspy.memory.store import MemoryStore
 
-            path, embedder, key = self._args
+            path, embedder, key, namespace = self._args
+            if is_postgres_url(path):
+                try:
+                    self._store = MemoryStore(path, embedder=embedder, key=key, namespace=namespace)
+                except ConnectionError as exc:
+                    raise ConnectionError(
+                        f"the memory bank this program was saved with is not reachable: {exc}; set PGPASSWORD "
+                        "if the server needs one, or set program.store = MemoryStore(<its URL>)"
+                    ) from exc
+                return self._store
             if not (Path(path) / DB_FILE).is_file():
                 raise FileNotFoundError(
                     f"the memory bank this program was saved with is not reachable at {path} "

@@ -14,8 +14,8 @@ from rbdspy.cli import app
 from rbdspy.memory.doctor import diagnose
 
 
-def _bank(open_store, n=12):
-    store = open_store()
+def _bank(open_sqlite_store, n=12):
+    store = open_sqlite_store()
     items = [make_item(f"Lesson {i}", task=f"task about topic {i}") for i in range(n)]
     store.add(items)
     store.search("task about topic 1", k=1)  # load the indexes, so closing saves them
@@ -23,15 +23,15 @@ def _bank(open_store, n=12):
     return store.path, items
 
 
-def test_a_healthy_bank_is_reported_healthy(open_store):
-    path, items = _bank(open_store)
+def test_a_healthy_bank_is_reported_healthy(open_sqlite_store):
+    path, items = _bank(open_sqlite_store)
     report = diagnose(path, sample=10)
     assert report["problems"] == [] and report["items"] == len(items)
     assert report["searches_compared"] == 20 and report["searches_wrong"] == 0
 
 
-def test_doctor_finds_and_repairs_a_bad_row_an_orphan_and_a_stale_index(open_store):
-    path, items = _bank(open_store)
+def test_doctor_finds_and_repairs_a_bad_row_an_orphan_and_a_stale_index(open_sqlite_store):
+    path, items = _bank(open_sqlite_store)
     with sqlite3.connect(path / "memory.db") as db:  # rotate the vectors: the saved indexes no longer match
         rows = db.execute("SELECT pk, task_vec, item_vec FROM items ORDER BY pk").fetchall()
         rotated = [(rows[i - 1][1], rows[i - 1][2], rows[i][0]) for i in range(len(rows))]
@@ -54,8 +54,8 @@ def test_doctor_finds_and_repairs_a_bad_row_an_orphan_and_a_stale_index(open_sto
     assert json.loads(quarantine.read_text())["id"] == items[3].id  # kept, as stored, beside the bank
 
 
-def test_doctor_exits_1_while_a_problem_remains(open_store):
-    path, items = _bank(open_store)
+def test_doctor_exits_1_while_a_problem_remains(open_sqlite_store):
+    path, items = _bank(open_sqlite_store)
     with sqlite3.connect(path / "memory.db") as db:
         db.execute("UPDATE items SET data = replace(data, 'Strategy for', ?) WHERE id = ?", ("y" * 1001, items[0].id))
     result = CliRunner().invoke(app, ["memory", "doctor", "--path", str(path)])

@@ -20,9 +20,9 @@ def test_unknown_points_and_non_callables_are_refused():
         Faults({REBUILD: "boom"})
 
 
-def test_each_point_fires_where_it_says(open_store):
+def test_each_point_fires_where_it_says(open_sqlite_store):
     hits: list[str] = []
-    store = open_store(faults=Faults({point: _recorder(hits, point) for point in POINTS}))
+    store = open_sqlite_store(faults=Faults({point: _recorder(hits, point) for point in POINTS}))
     store.add(make_item("Boil water", task="make tea"))
     assert hits == [AFTER_COMMIT]  # no live index yet: nothing to update, nothing rebuilt
     hits.clear()
@@ -38,8 +38,8 @@ def test_each_point_fires_where_it_says(open_store):
     assert hits == []
 
 
-def test_a_failing_index_update_leaves_the_write_committed_and_the_index_repaired(open_store):
-    store = open_store()
+def test_a_failing_index_update_leaves_the_write_committed_and_the_index_repaired(open_sqlite_store):
+    store = open_sqlite_store()
     store.add(make_item("Boil water", task="make tea"))
     store.search("make tea", k=1)
 

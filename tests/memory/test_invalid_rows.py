@@ -38,6 +38,11 @@ def test_an_item_changed_after_construction_is_refused_on_update(open_store):
 
 def _corrupt(store, item_id: str) -> None:
     """Write a row that breaks the item rules behind the store's back (as a hand edit would)."""
+    if store.backend == "postgresql":
+        data = store._conn.execute("SELECT data FROM rbdspy_items WHERE id = %s", (item_id,)).fetchone()[0]
+        bad = data.replace("Strategy for", TOO_LONG)
+        store._conn.execute("UPDATE rbdspy_items SET data = %s WHERE id = %s", (bad, item_id))
+        return
     with sqlite3.connect(store.path / "memory.db") as db:
         data = db.execute("SELECT data FROM items WHERE id = ?", (item_id,)).fetchone()[0]
         db.execute("UPDATE items SET data = ? WHERE id = ?", (data.replace("Strategy for", TOO_LONG), item_id))
@@ -83,8 +88,8 @@ def test_the_cli_lists_around_a_bad_row_and_removes_it(open_store, monkeypatch):
     assert removed.exit_code == 0 and "removed 1 item" in removed.output
 
 
-def test_the_cli_names_a_lost_database_in_one_error_line(open_store):
-    store = open_store()
+def test_the_cli_names_a_lost_database_in_one_error_line(open_sqlite_store):
+    store = open_sqlite_store()
     store.add([make_item("Check units", task="convert units")])
     store.search("convert units", k=1)
     store.close()

@@ -262,22 +262,24 @@ def test_search_matches_brute_force_through_adds_removes_and_updates(open_store)
 # ---------------------------------------------------------------------------- persistence
 
 
-def test_reopen_returns_same_items_and_search_results(tmp_path, hash_embedder):
+def test_reopen_returns_same_items_and_search_results(bank_at, tmp_path, hash_embedder):
     items = topic_items(scope="S") + [make_item("Manual lesson", source="manual")]
     queries = ["make green tea", "fix the bicycle", "open a door"]
-    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
+    with MemoryStore(bank_at("bank"), embedder=hash_embedder) as store:
         store.add(items)
         store.mark_used([items[0].id])
         expected_items = store.list()
         expected = {(q, key): ids_scores(store.search(q, k=3, key=key)) for q in queries for key in ("task", "item")}
-    assert (tmp_path / "bank" / "index.task.faiss").exists() and (tmp_path / "bank" / "index.item.faiss").exists()
-    for _ in range(2):  # from the saved index files, then rebuilt from SQLite
-        with MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64)) as again:
+        sqlite = store.backend == "sqlite"
+    if sqlite:
+        assert (tmp_path / "bank" / "index.task.faiss").exists() and (tmp_path / "bank" / "index.item.faiss").exists()
+    for _ in range(2):  # SQLite: from the saved index files, then rebuilt from the database
+        with MemoryStore(bank_at("bank"), embedder=HashEmbedder(dim=64)) as again:
             assert again.list() == expected_items
             assert [again.get(item.id) for item in items] == expected_items
             got = {(q, key): ids_scores(again.search(q, k=3, key=key)) for q in queries for key in ("task", "item")}
             assert got == expected
-        for key in ("task", "item"):
+        for key in ("task", "item") if sqlite else ():
             (tmp_path / "bank" / f"index.{key}.faiss").unlink()
 
 
@@ -300,13 +302,14 @@ _OTHER_PROCESS = textwrap.dedent(
 )
 
 
-def test_sqlite_is_durable_and_shared(tmp_path, hash_embedder):
+def test_the_bank_is_durable_and_shared(bank_at, tmp_path, hash_embedder):
     """What one handle commits, another process reads while the first is still open, and the
     other process's commit is seen by the first handle's next read and after a reopen."""
-    path = tmp_path / "bank"
+    path = bank_at("bank")
     store = MemoryStore(path, embedder=hash_embedder)
-    assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # readers never block the writer
-    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit survives power loss
+    if store.backend == "sqlite":
+        assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # readers never block the writer
+        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit survives power loss
     items = topic_items()
     store.add(items)
     store.mark_used([items[1].id])
@@ -330,42 +333,42 @@ def test_sqlite_is_durable_and_shared(tmp_path, hash_embedder):
         assert [[item.id, score] for item, score in again.search("fix the bicycle tire", k=3)] == expected_hits
 
 
-def test_reopen_without_close_loses_nothing(tmp_path, hash_embedder):
-    store = MemoryStore(tmp_path / "bank", embedder=hash_embedder)
+def test_reopen_without_close_loses_nothing(bank_at, hash_embedder):
+    store = MemoryStore(bank_at("bank"), embedder=hash_embedder)
     items = topic_items()
     store.add(items)
     expected = ids_scores(store.search("bake a cake", k=3))
     # no close(): the items are durable in SQLite, the index is rebuilt on the next open
-    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as again:
+    with MemoryStore(bank_at("bank"), embedder=hash_embedder) as again:
         assert again.list() == items
         assert ids_scores(again.search("bake a cake", k=3)) == expected
     store.close()
 
 
-def test_embedder_mismatch_on_reopen(tmp_path, hash_embedder):
-    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
+def test_embedder_mismatch_on_reopen(bank_at, hash_embedder):
+    with MemoryStore(bank_at("bank"), embedder=hash_embedder) as store:
         store.add(topic_items())
     with pytest.raises(ValueError) as excinfo:
-        MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32))
+        MemoryStore(bank_at("bank"), embedder=HashEmbedder(dim=32))
     message = str(excinfo.value)
     assert "64" in message and "32" in message and "export_jsonl" in message and "same embedder" in message
     other = as_embedder(lambda texts: np.ones((len(texts), 64)), name="other-model")
     with pytest.raises(ValueError, match="rbdspy-hash-v1.*other-model"):
-        MemoryStore(tmp_path / "bank", embedder=other)
+        MemoryStore(bank_at("bank"), embedder=other)
     lazy = as_embedder(
         lambda texts: np.ones((len(texts), 16)), name="rbdspy-hash-v1"
     )  # same name, dim unknown until called
-    store = MemoryStore(tmp_path / "bank", embedder=lazy)
+    store = MemoryStore(bank_at("bank"), embedder=lazy)
     with pytest.raises(ValueError, match="dim 64.*dim 16"):
         store.search("tea")
     store.close()
 
 
-def test_store_without_embedder(tmp_path, hash_embedder):
+def test_store_without_embedder(bank_at, tmp_path, hash_embedder):
     items = topic_items()
-    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
+    with MemoryStore(bank_at("bank"), embedder=hash_embedder) as store:
         store.add(items)
-    with MemoryStore(tmp_path / "bank") as bare:
+    with MemoryStore(bank_at("bank")) as bare:
         assert bare.list() == items and len(bare) == 5 and bare.get(items[0].id) == items[0]
         assert bare.stats()["embedder"] == {"name": "rbdspy-hash-v1", "dim": 64}
         assert bare.export_jsonl(tmp_path / "out.jsonl") == 5
@@ -378,14 +381,14 @@ def test_store_without_embedder(tmp_path, hash_embedder):
         assert bare.remove(items[0].id) == 1
 
 
-def test_mark_used_is_durable(tmp_path, hash_embedder):
+def test_mark_used_is_durable(bank_at, hash_embedder):
     items = topic_items()
-    with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
+    with MemoryStore(bank_at("bank"), embedder=hash_embedder) as store:
         store.add(items)
         assert store.mark_used([items[0].id, items[0].id, items[1].id, "gone"]) == 2
         store.mark_used(items[0].id)
     # a fresh process-like handle, without relying on close() having run anything special
-    with MemoryStore(tmp_path / "bank") as again:
+    with MemoryStore(bank_at("bank")) as again:
         first, second, third = again.get(items[0].id), again.get(items[1].id), again.get(items[2].id)
     assert first.use_count == 2 and second.use_count == 1 and third.use_count == 0
     assert first.last_used_at is not None and first.last_used_at.tzinfo is not None and third.last_used_at is None
@@ -427,7 +430,10 @@ def test_stats(open_store):
     assert stats["by_source"] == {"manual": 1, "success": 3}
     assert stats["by_scope"] == {None: 1, "A": 3}
     assert stats["embedder"] == {"name": "rbdspy-hash-v1", "dim": 64} and stats["key"] == "task"
-    assert stats["db_bytes"] > 0 and stats["path"].endswith("bank")
+    assert stats["db_bytes"] > 0 and stats["path"] == str(store.path) and stats["namespace"] is None
+    if store.backend == "postgresql":  # nothing derived on the client: a small bank is searched exactly
+        assert stats["index"] == {"backend": "postgresql", "hnsw": {"task": False, "item": False}, "search": "exact"}
+        return
     assert stats["index"]["loaded"] is False  # no search yet
     store.search("tea", k=1)
     assert store.stats()["index"]["in_sync"] is True
@@ -568,7 +574,8 @@ def test_concurrent_threads(open_store):
     assert len(every) == 201 and len({item.id for item, _ in every}) == 201
     for t in range(4):
         assert len(store.search("lesson", k=100, scope=f"T{t}")) == 50
-    assert store.stats()["index"]["in_sync"] is True
+    if store.backend == "sqlite":
+        assert store.stats()["index"]["in_sync"] is True
 
 
 _WRITER = textwrap.dedent(
@@ -605,8 +612,8 @@ def _run_python(code: str, *args: str, cwd: Path) -> subprocess.Popen:
     )
 
 
-def test_two_processes_write_the_same_store(tmp_path, hash_embedder):
-    path = tmp_path / "shared"
+def test_two_processes_write_the_same_store(bank_at, tmp_path, hash_embedder):
+    path = bank_at("shared")
     MemoryStore(path, embedder=hash_embedder).close()
     n = 25
     procs = {name: _run_python(_WRITER, str(path), name, str(n), cwd=tmp_path) for name in ("alpha", "beta")}
@@ -816,11 +823,11 @@ def test_other_connection_writes_are_seen_by_next_search(tmp_path, hash_embedder
     writer.close()
 
 
-def test_reopening_removes_temporary_files_of_saves_whose_writer_died(tmp_path, open_store):
+def test_reopening_removes_temporary_files_of_saves_whose_writer_died(tmp_path, open_sqlite_store):
     import subprocess
     import sys
 
-    store = open_store()
+    store = open_sqlite_store()
     store.add([make_item("Check units", task="convert units")])
     store.close()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -830,30 +837,30 @@ def test_reopening_removes_temporary_files_of_saves_whose_writer_died(tmp_path, 
     for path in (orphan, in_flight, unrelated):
         path.write_bytes(b"x" * 1024)
 
-    reopened = open_store()
+    reopened = open_sqlite_store()
     assert not orphan.exists() and in_flight.exists() and unrelated.exists()
     assert [i.title for i, _ in reopened.search("convert units", k=1)] == ["Check units"]
 
 
-def test_a_database_restored_from_a_backup_never_trusts_index_files_of_another_history(tmp_path, open_store):
+def test_a_database_restored_from_a_backup_never_trusts_index_files_of_another_history(tmp_path, open_sqlite_store):
     import shutil
 
-    store = open_store()
+    store = open_sqlite_store()
     store.add([make_item(f"Old {i}", task=f"old task number {i}") for i in range(5)])
     store.close()
     backup = tmp_path / "memory.db.bak"
     shutil.copy(store.path / "memory.db", backup)
-    later = open_store()
+    later = open_sqlite_store()
     later.add([make_item(f"Lost {i}", task=f"lost task number {i}") for i in range(20)])
     later.search("lost task number 3", k=1)  # the indexes are loaded, so closing saves them
     later.close()
     shutil.copy(backup, store.path / "memory.db")  # roll the database back; the index files stay
 
-    restored = open_store()
+    restored = open_sqlite_store()
     new = [make_item(f"New {i}", task=f"new task about subject {i}") for i in range(20)]
     restored.add(new)  # reuses the row ids the lost items had
     restored.close()
-    reopened = open_store()
+    reopened = open_sqlite_store()
     assert len(reopened) == 25
     for item in new:
         [(top, _)] = reopened.search(item.key_text("task"), k=1)
@@ -887,8 +894,8 @@ def test_an_import_writes_every_item_or_none(tmp_path, open_store, hash_embedder
 
 
 @pytest.mark.parametrize("loss", ["deleted", "truncated"])
-def test_a_lost_database_beside_index_files_is_refused_not_replaced(tmp_path, open_store, loss):
-    store = open_store()
+def test_a_lost_database_beside_index_files_is_refused_not_replaced(tmp_path, open_sqlite_store, loss):
+    store = open_sqlite_store()
     store.add([make_item("Check units", task="convert units")])
     store.search("convert units", k=1)
     store.close()
@@ -899,5 +906,5 @@ def test_a_lost_database_beside_index_files_is_refused_not_replaced(tmp_path, op
     with pytest.raises(
         FileNotFoundError, match=r"memory.db (is missing|is empty).*index.item.faiss.*Restore memory.db"
     ):
-        open_store()
+        open_sqlite_store()
     assert not db.exists() or db.stat().st_size == 0  # nothing was created over it
