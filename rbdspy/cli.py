@@ -488,8 +488,8 @@ def bench(
     executor: str = typer.Option(
         "local",
         "--executor",
-        help="local (arms one after another, in this process) | ray (one Ray task per arm; pip install "
-        "'rbdspy[scale]'). Same records either way.",
+        help="local (arms one after another, in this process) | ray (one Ray task per arm; needs the scale "
+        "extra). Same records either way.",
     ),
     ray_address: str | None = typer.Option(
         None,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
+
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -21,3 +24,15 @@ def test_store_bench_smoke(tmp_path, capsys):
     assert len(rows) == 1 and rows[0]["size"] == 1000 and rows[0]["ingest"] > 0
     assert "| 1,000 |" in out and "Reproduce: python benchmarks/store_bench.py --smoke" in out
     assert list(tmp_path.iterdir()) == []  # temporary stores cleaned up
+
+
+def test_scale_bench_ray_smoke(capsys):
+    pytest.importorskip("ray")
+    pytest.importorskip("textworld_express")
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
+    result = _load("scale_bench_ray").main(["--quick", "--workers", "2"])
+    out = capsys.readouterr().out
+    assert result["identical"] and [r["workers"] for r in result["rows"]] == [2]
+    assert "| ray, 2 worker(s) |" in out and "Tasks that ended in an error: 0" in out
+    assert "Reproduce: python benchmarks/scale_bench_ray.py --quick --workers 2" in out

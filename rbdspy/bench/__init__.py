@@ -5,8 +5,9 @@
 
 Files, one job each: tasks.py (the paired stream), arms.py (arm registry), baselines.py
 (no-memory, success-only, Synapse- and AWM-style memories), runner.py (plays the arms, resumable
-JSONL records; LM calls and tokens per task counted with rbdspy.lm.usage), stats.py (summaries,
-paired bootstrap), report.py (JSON, Markdown, PNGs), mlflow_log.py (parent run + a child per arm).
+JSONL records; LM calls and tokens per task counted with rbdspy.lm.usage), executors.py (the arms
+one after another, or each as a Ray task), stats.py (summaries, paired bootstrap), report.py (JSON,
+Markdown, PNGs), mlflow_log.py (parent run + a child per arm).
 """
 
 from rbdspy.bench.arms import ARM_SETS, ARMS, parse_arms

@@ -1,4 +1,5 @@
-"""Runs the arms over the paired stream, one arm after another, each from an empty bank.
+"""Runs the arms over the paired stream, each from an empty bank: one arm after another, or each
+as a Ray task (executors.py), with the same records either way.
 
 Layout of an output directory:
 
@@ -28,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
+from rbdspy.bench.executors import ArmJob, make_executor
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
 from rbdspy.envs.task_sets import task_set_types
@@ -141,7 +143,9 @@ def _seed(program, seed_records: list, out_dir: Path, name: str, progress: Progr
         "prompt_tokens": usage.prompt_tokens,
         "wall_s": round(time.perf_counter() - start, 3),
     }
-    (arm_path(out_dir, name).with_suffix(".seed.json")).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    path = arm_path(out_dir, name).with_suffix(".seed.json")
+    path.parent.mkdir(parents=True, exist_ok=True)  # the arm may be the first (or, on Ray, the only) one to write
+    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 
 def run_arm(
@@ -285,6 +289,9 @@ def run_bench(
     task_set: str = "demo",
     seed_from: list[str | Path] | None = None,
     seed_per_type: int = 2,
+    executor: str = "local",
+    ray_address: str | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
 
@@ -294,12 +301,18 @@ def run_bench(
 
     `smoke` shrinks the stream to SMOKE_TASKS tasks of SMOKE_MAX_STEPS steps (CI size; unless
     n_tasks / max_steps are given). `environment` reuses an open environment (tests); by default
-    the demo's small task set of `env` is opened and closed here."""
+    the demo's small task set of `env` is opened and closed here.
+
+    `executor` says where the arms play (`rbdspy.bench.executors`): "local", one after another
+    in this process, or "ray", one Ray task per arm on the cluster at `ray_address` (default: a
+    local one of `workers` CPUs), each worker opening `env`'s `task_set` itself (`environment`
+    then only draws the stream). Either way the records are the same."""
     from rbdspy.bench.report import write_reports
     from rbdspy.bench.stats import DEFAULT_RESAMPLES
     from rbdspy.envs.task_sets import open_task_set
 
     console = console or Console()
+    runner = make_executor(executor, address=ray_address, workers=workers)  # before any work: Ray may be missing
     n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
     max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
     if max_steps < 1:
@@ -326,7 +339,6 @@ def run_bench(
     try:
         stream = _prepare_dir(out_dir, config, resume, environment)
         seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None
-        records: dict[str, list[dict[str, Any]]] = {}
         progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -338,21 +350,12 @@ def run_bench(
         # No DSPy cache: an arm whose prompt happens to equal another arm's (the first task, before
         # any memory) must still pay for its call, or its cost and wall time would be understated.
         lm = lm.copy(cache=False) if getattr(lm, "cache", False) else lm
-        # JSONAdapter: the embedded engine turns the output schema into constrained decoding, so
-        # a small local model's actions and lessons parse (as in `rbdspy demo`).
-        with progress, dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            for name in config.arms:
-                records[name] = run_arm(
-                    name,
-                    stream,
-                    environment,
-                    out_dir,
-                    embedder,
-                    max_steps=max_steps,
-                    compiled=compiled,
-                    progress=progress,
-                    seed_records=seeds,
-                )
+        jobs = [
+            ArmJob(name, stream, out_dir, env, task_set, max_steps, compiled, seeds if ARMS[name].seeded else None)
+            for name in config.arms
+        ]
+        with progress:
+            records = runner.run_arms(jobs, lm, embedder, environment, progress)
     finally:
         if owned:
             environment.close()

@@ -24,7 +24,7 @@ import dspy
 
 from rbdspy.modules.judge import indeterminate
 from rbdspy.modules.lm_errors import configured_lm
-from rbdspy.modules.plan import Call, Gather, Plan, arun, run
+from rbdspy.modules.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.modules.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
 from rbdspy.modules.refiner import TrajectoryRefiner, without_refinements
 from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, rollout_plan
@@ -34,6 +34,7 @@ from rbdspy.types import MemoryItem, Trajectory
 log = logging.getLogger(__name__)
 
 MODES = ("parallel", "sequential")
+EXECUTORS = ("local", "ray")
 MATTS_FIELDS = (*RESULT_FIELDS, "rollouts", "verdicts", "chosen", "selection", "mode")
 # An agent that raises these on every rollout was called wrongly (a missing task_id, a bad
 # input): that is the caller's bug and is raised, as ReasoningBank would. Anything else
@@ -86,6 +87,12 @@ class MaTTS(dspy.Module):
         use_outcome: show the selector each rollout's environment outcome and let a known success
             win. Default: the bank's `trust_outcome`. Selecting on the environment's own flag
             makes best-of-N an oracle (pass@k); leave it off to measure best-of-N honestly.
+        executor: where parallel rollouts run. "local" (default): in this process, one after
+            another (`forward`) or concurrently (`acall`). "ray": one Ray task each
+            (`rbdspy.modules.ray_rollouts`; the `scale` extra), on the Ray this process is connected
+            to, else a local one started on first use. The agent must be picklable, which is
+            checked here (an EnvAgent, holding a live environment, is not); judging, selection and
+            distillation stay in this process.
     """
 
     def __init__(
@@ -98,6 +105,7 @@ class MaTTS(dspy.Module):
         temperature: float = DEFAULT_TEMPERATURE,
         first_rollout_id: int = 0,
         use_outcome: bool | None = None,
+        executor: Literal["local", "ray"] = "local",
     ):
         super().__init__()
         if not isinstance(bank, ReasoningBank):
@@ -114,6 +122,14 @@ class MaTTS(dspy.Module):
                 "temperature must be > 0 for parallel rollouts (at 0 every rollout decodes the same answer); "
                 f"got {temperature!r}"
             )
+        if executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}; got {executor!r}")
+        if executor == "ray":
+            if mode != "parallel":
+                raise ValueError("executor='ray' runs parallel rollouts; sequential mode has one rollout to run")
+            from rbdspy.modules.ray_rollouts import check_agent
+
+            check_agent(bank.agent)  # Ray missing, or an agent that cannot travel: said now, not mid-task
         self.bank = bank
         self.k = k
         self.mode = mode
@@ -121,6 +137,7 @@ class MaTTS(dspy.Module):
         self.temperature = float(temperature)
         self.first_rollout_id = first_rollout_id
         self.use_outcome = use_outcome
+        self.executor = executor
         # Only the predictor the mode uses is a sub-module, so optimizers see no idle predictor.
         if mode == "parallel":
             self.selector = TrajectorySelector()
@@ -182,9 +199,21 @@ class MaTTS(dspy.Module):
         rollout = yield from rollout_plan(
             self.bank.agent, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
         )
+        return (yield from self._labelled(rollout))
+
+    def _labelled(self, rollout: Rollout) -> Plan:
+        """Plan -> `rollout`, labelled by the bank's learner when it ran."""
         if rollout.ok:
             rollout.verdict = yield from self.bank.learner.label_plan(rollout.trajectory)
         return rollout
+
+    def _ray_rollouts(self, agent_inputs: dict, task: str, lm: dspy.BaseLM) -> Plan:
+        """Plan -> the k rollouts run as Ray tasks, then labelled here (the judge and the store stay local)."""
+        from rbdspy.modules.ray_rollouts import remote_rollouts
+
+        args = (self.bank.agent, agent_inputs, task, lm, self.rollout_ids, self.temperature)
+        rollouts = yield Blocking(remote_rollouts, args)
+        return (yield Gather([self._labelled(r) for r in rollouts]))
 
     def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout, situation: str | None) -> Plan:
         """Plan -> items written: a contrast of the judged rollouts (two or more), else one
@@ -203,8 +232,11 @@ class MaTTS(dspy.Module):
     def _parallel(self, recall: Recall, agent_inputs: dict) -> Plan:
         task, used = recall.task, recall.memories
         lm = configured_lm()
-        plans = [self._judged_rollout(agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)]
-        rollouts = yield Gather(plans)
+        if self.executor == "ray":
+            rollouts = yield from self._ray_rollouts(agent_inputs, task, lm)
+        else:
+            plans = [self._judged_rollout(agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)]
+            rollouts = yield Gather(plans)
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])
         ok = [r for r in rollouts if r.ok]

@@ -1,0 +1,164 @@
+"""Where the benchmark's arms are played: one after another in this process, or each as a Ray task.
+
+Why a seam: arms share nothing while they play. Each starts from its own empty bank under
+banks/<arm>/, appends to its own arms/<arm>.jsonl, and calls an LM whose cache is off, so arms can
+run at the same time on other cores or machines and still write the records the sequential run
+writes. The runner prepares the directory and the stream, an executor plays the arms, and the
+runner writes the reports from the records it gets back; only the executor knows where arms run.
+
+- `LocalExecutor` ("local", the default): the arms one after another in this process, as the
+  bench always ran them.
+- `RayExecutor` ("ray"): one Ray task per arm (a seeded arm's seeding included). The worker opens
+  its own environment by name (`--env`, `--task-set`: a live environment cannot be pickled), then
+  plays `run_arm` exactly as the local run does, writing records and bank into the run's
+  directory, so --resume works the same. That directory must be the same path on every node: it
+  is on a local cluster; on a remote one (`--ray-address`) it has to be a shared filesystem, and
+  a worker that cannot see it says so before playing anything. Ray is imported lazily
+  (`rbdspy.scale`): without the `scale` extra only this executor is unavailable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from rbdspy.bench.records import arm_path, read_records
+from rbdspy.scale import check_picklable, ensure_ray, get, import_ray
+
+EXECUTORS = ("local", "ray")
+POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
+_PICKLE_FIX = "build it from a spec the workers can rebuild (--lm/--embedder), or use --executor local"
+
+
+@dataclass(frozen=True)
+class ArmJob:
+    """Everything one arm needs to be played, and nothing live: it travels to a Ray worker."""
+
+    name: str
+    stream: list
+    out_dir: Path
+    env: str
+    task_set: str
+    max_steps: int
+    compiled: bool
+    seed_records: list | None = None
+
+
+def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str, Any]]:
+    from rbdspy.bench.runner import run_arm
+
+    return run_arm(
+        job.name,
+        job.stream,
+        environment,
+        job.out_dir,
+        embedder,
+        max_steps=job.max_steps,
+        compiled=job.compiled,
+        progress=progress,
+        seed_records=job.seed_records,
+    )
+
+
+class LocalExecutor:
+    """The arms one after another, in this process, on the environment the runner opened."""
+
+    name = "local"
+
+    def run_arms(self, jobs: list[ArmJob], lm, embedder, environment, progress=None) -> dict[str, list[dict]]:
+        # JSONAdapter: the embedded engine turns the output schema into constrained decoding, so
+        # a small local model's actions and lessons parse (as in `rbdspy demo`).
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            return {job.name: _run_arm(job, environment, embedder, progress) for job in jobs}
+
+
+def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
+    """One arm in a Ray worker: its own environment, the same DSPy settings as the local run."""
+    from rbdspy.envs.task_sets import open_task_set
+
+    if not (job.out_dir / "config.json").is_file():
+        raise ValueError(
+            f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
+            "--ray-address, --out must be on a filesystem every node mounts at the same path"
+        )
+    environment = open_task_set(job.env, job.task_set)
+    try:
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            return _run_arm(job, environment, embedder)
+    finally:
+        environment.close()
+
+
+class RayExecutor:
+    """One Ray task per arm. `address` joins a running cluster; without it a local one is started
+    with `workers` CPUs (all cores when None) and shut down afterwards. A Ray this process already
+    initialised is used as it is. `workers` also caps the arms in flight at once."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, workers: int | None = None):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        import_ray()  # a missing install fails here, before any environment is opened
+        self.address = address
+        self.workers = workers
+
+    def run_arms(self, jobs: list[ArmJob], lm, embedder, environment=None, progress=None) -> dict[str, list[dict]]:
+        ray = import_ray()
+        check_picklable(lm, f"the LM ({type(lm).__name__})", _PICKLE_FIX)
+        check_picklable(embedder, f"the embedder ({type(embedder).__name__})", _PICKLE_FIX)
+        # Workers do not share this process's working directory.
+        jobs = [dataclasses.replace(job, out_dir=Path(job.out_dir).resolve()) for job in jobs]
+        started = ensure_ray(self.address, self.workers)
+        try:
+            return self._play(ray, jobs, lm, embedder, progress)
+        finally:
+            if started:
+                ray.shutdown()
+
+    def _play(self, ray, jobs: list[ArmJob], lm, embedder, progress) -> dict[str, list[dict]]:
+        remote = ray.remote(num_cpus=1, max_retries=0)(play_arm)
+        lm_ref, embedder_ref = ray.put(lm), ray.put(embedder)
+        bars = {}
+        if progress is not None:
+            for job in jobs:
+                done = len(read_records(arm_path(job.out_dir, job.name)))
+                bars[job.name] = progress.add_task(job.name, total=len(job.stream), completed=done)
+        waiting, running, records = list(jobs), {}, {}
+        limit = self.workers or len(jobs)
+        try:
+            while waiting or running:
+                while waiting and len(running) < limit:
+                    job = waiting.pop(0)
+                    running[remote.remote(job, lm_ref, embedder_ref)] = job
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
+                for ref in ready:
+                    job = running.pop(ref)
+                    records[job.name] = get(ref)  # an arm's error is raised as its own
+                for job in jobs:
+                    if job.name in bars:
+                        rows = records.get(job.name) or read_records(arm_path(job.out_dir, job.name))
+                        progress.update(bars[job.name], completed=len(rows))
+        except BaseException:
+            # The other arms stop too, as the sequential run would; what they finished is on disk.
+            for ref in running:
+                ray.cancel(ref, force=True)
+            raise
+        return {job.name: records[job.name] for job in jobs}
+
+
+def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None):
+    """The executor called `name` ("local" or "ray"); bad settings raise ValueError, a missing
+    Ray `rbdspy.scale.RayMissingError`."""
+    if name == "local":
+        if address is not None or workers is not None:
+            raise ValueError("--ray-address and --workers apply to --executor ray only")
+        return LocalExecutor()
+    if name == "ray":
+        return RayExecutor(address=address, workers=workers)
+    raise ValueError(f"unknown executor {name!r}; choose one of {', '.join(EXECUTORS)}")
