@@ -23,6 +23,6 @@ def migrate(source: MemoryStore, target: MemoryStore, batch_size: int = 1000) ->
         fresh = [i for i, item in enumerate(items) if item.id not in there]
         skipped += len(there)
         if fresh:
-            target.add_embedded([items[i] for i in fresh], task[fresh], own[fresh], embedder_name=name)
+            target.add_embedded([items[i] for i in fresh], task[fresh], own[fresh], embedder_name=name, normalised=True)
             copied += len(fresh)
     return copied, skipped

@@ -170,11 +170,13 @@ class MemoryStore:
         item_vectors: Any,
         *,
         embedder_name: str | None = None,
+        normalised: bool = False,
     ) -> list[str]:
         """Store new items with vectors the caller computed (row i belongs to item i), e.g. a
-        benchmark or a migration that embeds elsewhere. Vectors are L2-normalised here.
-        `embedder_name` names the embedder that made them: recorded on a new bank, checked
-        against the recorded one otherwise."""
+        benchmark or a migration that embeds elsewhere. Vectors are L2-normalised here, unless
+        `normalised` says they are a store's own unit vectors already (a migration copies them
+        bit for bit, so search answers exactly as it did). `embedder_name` names the embedder
+        that made them: recorded on a new bank, checked against the recorded one otherwise."""
         batch = as_items(items)
         if not batch:
             return []
@@ -183,7 +185,9 @@ class MemoryStore:
         own = as_matrix(item_vectors, len(batch), "item_vectors")
         if task.shape[1] != own.shape[1]:
             raise ValueError(f"task_vectors have dim {task.shape[1]} but item_vectors have dim {own.shape[1]}.")
-        return self._insert(batch, normalise(task), normalise(own), with_embedder=False, name=embedder_name)
+        if not normalised:
+            task, own = normalise(task), normalise(own)
+        return self._insert(batch, task, own, with_embedder=False, name=embedder_name)
 
     def _insert(
         self, batch: list[MemoryItem], task: np.ndarray, own: np.ndarray, with_embedder: bool, name: str | None = None
@@ -447,6 +451,9 @@ class MemoryStore:
         Items are already durable; this only spares the next open a catch-up or rebuild."""
         with self._lock:
             self._check_open()
+            if self.backend == "postgresql":
+                self._vectors.save()  # nothing to save; builds the HNSW indexes once the bank is large
+                return
             if self._vectors.indexes is not None or self._vectors.dirty:
                 with self._db.read_tx():
                     self._sync()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import dspy
@@ -908,3 +909,49 @@ def test_a_lost_database_beside_index_files_is_refused_not_replaced(tmp_path, op
     ):
         open_sqlite_store()
     assert not db.exists() or db.stat().st_size == 0  # nothing was created over it
+
+
+_DEDUP_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from rbdspy.memory import DedupPolicy, HashEmbedder, MemoryStore
+    from rbdspy.types import MemoryItem, Provenance
+    url, name, start, namespace = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] or None
+    with MemoryStore(url, embedder=HashEmbedder(dim=64), namespace=namespace) as store:
+        searched = store.search_vector
+        def slow_search(*args, **kwargs):  # a slow link: another agent may add between search and add
+            hits = searched(*args, **kwargs)
+            time.sleep(0.05)
+            return hits
+        store.search_vector = slow_search
+        while time.time() < start:
+            time.sleep(0.001)
+        for i in range(20):
+            item = MemoryItem(title=f"Lesson {i}", description="the same lesson", content=f"Do step {i} first.",
+                              provenance=[Provenance(task=f"task {i}", trajectory_id=name)])
+            DedupPolicy(threshold=0.99).apply(store, [item])
+    """
+)
+
+
+def test_dedup_stays_correct_when_several_agents_learn_the_same_lessons_at_once(bank_at, tmp_path):
+    """Four processes merge the same 20 lessons into one bank at the same moment, each pausing
+    between its search and its write: without the bank's write lock held across both, merges
+    are lost (measured: this test fails when DedupPolicy does not take store.exclusive())."""
+    where = str(bank_at("shared"))
+    namespace = "team" if where.startswith("postgresql://") else ""
+    MemoryStore(where, embedder=HashEmbedder(dim=64), namespace=namespace or None).close()
+    start = f"{time.time() + 3:.3f}"
+    env = {**os.environ, "PYTHONHASHSEED": "random"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _DEDUP_WRITER, where, f"agent-{n}", start, namespace], cwd=tmp_path, env=env
+        )
+        for n in range(4)
+    ]
+    assert all(p.wait(timeout=180) == 0 for p in procs)
+    with MemoryStore(where, embedder=HashEmbedder(dim=64), namespace=namespace or None) as store:
+        items = store.list()
+    assert sorted(i.title for i in items) == sorted(f"Lesson {i}" for i in range(20))  # each stored once
+    for item in items:  # and every agent's confirmation kept
+        assert sorted(p.trajectory_id for p in item.provenance) == [f"agent-{n}" for n in range(4)]
