@@ -36,3 +36,15 @@ def test_scale_bench_ray_smoke(capsys):
     assert result["identical"] and [r["workers"] for r in result["rows"]] == [2]
     assert "| ray, 2 worker(s) |" in out and "Tasks that ended in an error: 0" in out
     assert "Reproduce: python benchmarks/scale_bench_ray.py --quick --workers 2" in out
+
+
+def test_scale_bench_smoke_writers_and_search(capsys):
+    result = _load("scale_bench").main(["--quick", "--part", "writers"])
+    writers = result["writers"]
+    assert writers["items_lost"] == 0 and writers["duplicates_stored"] == 0 and writers["merges_lost"] == 0
+    assert writers["items"] == writers["expected_items"] and writers["searches"] > 0
+    result = _load("scale_bench").main(["--quick", "--part", "search"])
+    stores = [row["store"] for row in result["search"]]
+    assert stores == ["pgvector exact", "pgvector HNSW (ef_search 100)", "SQLite + FAISS (embedded)"]
+    assert result["search"][0]["recall@5"] == 1.0 and result["search"][2]["recall@5"] == 1.0  # the exact ones
+    assert "Reproduce: python benchmarks/scale_bench.py --quick --part search" in capsys.readouterr().out

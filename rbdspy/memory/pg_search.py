@@ -53,6 +53,7 @@ class PgVectors:
         self.ann_min_items = ANN_MIN_ITEMS
         self.ef_search = EF_SEARCH
         self._count: tuple[float, int] | None = None  # (when, namespace size)
+        self._ann: dict[str, tuple[float, bool]] = {}  # key -> (when, whether its HNSW index is built)
 
     # --- the SQLite store's index-maintenance hooks: the server's indexes maintain themselves
 
@@ -84,12 +85,16 @@ class PgVectors:
     def ann_index_name(self, key: str) -> str:
         return f"rbdspy_items_{vector_column(key)}_hnsw_{self.db.recorded_dim()}"
 
-    def has_ann_index(self, key: str) -> bool:
+    def has_ann_index(self, key: str, fresh: bool = True) -> bool:
+        now = time.monotonic()
+        if not fresh and key in self._ann and now - self._ann[key][0] <= _COUNT_TTL_S:
+            return self._ann[key][1]
         row = self.db.conn.execute(
             "SELECT indisvalid FROM pg_index JOIN pg_class ON pg_class.oid = pg_index.indexrelid WHERE relname = %s",
             (self.ann_index_name(key),),
         ).fetchone()
-        return bool(row and row[0])
+        self._ann[key] = (now, bool(row and row[0]))
+        return self._ann[key][1]
 
     def build_ann_index(self, key: str, m: int = 16, ef_construction: int = 64) -> None:
         dim = self.db.recorded_dim()
@@ -100,6 +105,7 @@ class PgVectors:
             f"(({vector_column(key)}::vector({int(dim)})) vector_cosine_ops) WITH (m = {int(m)}, "
             f"ef_construction = {int(ef_construction)})"
         )
+        self.has_ann_index(key)  # refresh what searches believe
 
     def stats(self, db_seq: int) -> dict[str, Any]:
         dim = self.db.recorded_dim()
@@ -118,7 +124,7 @@ class PgVectors:
         return self._count[1]
 
     def _uses_ann(self, key: str) -> bool:
-        return self.namespace_size() >= self.ann_min_items and self.has_ann_index(key)
+        return self.namespace_size() >= self.ann_min_items and self.has_ann_index(key, fresh=False)
 
     def search(
         self, query: np.ndarray, k: int, key: str, scope: Any, exact: bool | None = None
@@ -148,9 +154,12 @@ class PgVectors:
     ) -> list[tuple[int, float]]:
         column = f"{vector_column(key)}::vector({int(dim)})"
         where, values = self.db.scoped(*conditions, params=params)
-        distance = f"{column} <=> %s::vector({int(dim)})"
-        # ORDER BY the distance expression alone: anything more and pgvector cannot use its index.
-        sql = f"SELECT pk, {column}, {distance} FROM rbdspy_items{where} ORDER BY {distance} LIMIT %s"
+        # ORDER BY the distance alone (anything more and pgvector cannot use its index), by its
+        # alias, so it is computed once per row.
+        sql = (
+            f"SELECT pk, {column}, {column} <=> %s::vector({int(dim)}) AS distance "
+            f"FROM rbdspy_items{where} ORDER BY distance LIMIT %s"
+        )
         window = rounding_window(dim)
         fetch = k + _TIE_MARGIN
         with self.db.conn.transaction():
@@ -159,7 +168,7 @@ class PgVectors:
             else:
                 self.db.conn.execute("SET LOCAL enable_indexscan = off")  # never the approximate index
             while True:
-                rows = self.db.conn.execute(sql, [query, *values, query, fetch]).fetchall()
+                rows = self.db.conn.execute(sql, [query, *values, fetch]).fetchall()
                 approx = 1.0 - np.array([r[2] for r in rows], dtype=np.float64)
                 if ann or len(rows) < fetch or approx[-1] < approx[k - 1] - window:
                     break
