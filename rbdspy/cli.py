@@ -500,6 +500,12 @@ def bench(
     workers: int | None = typer.Option(
         None, "--workers", help="With --executor ray: the local cluster's CPUs, and the most arms played at once."
     ),
+    bank_url: str | None = typer.Option(
+        None,
+        "--bank-url",
+        help="Keep the arms' banks on this PostgreSQL server (postgresql://..., one namespace per run and arm) "
+        "instead of under --out/banks.",
+    ),
 ):
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
@@ -553,10 +559,13 @@ def bench(
             build_fraction=build_fraction,
             executor=executor,
             ray_address=ray_address,
+            bank_url=bank_url,
             workers=workers,
         )
     except (RayMissingError, NotPicklableError) as error:
         raise typer.BadParameter(str(error), param_hint="--executor") from error
+    except ConnectionError as error:
+        raise typer.BadParameter(str(error).splitlines()[0], param_hint="--bank-url") from error
     except (FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks/--build-fraction") from error
 

@@ -2,6 +2,7 @@
 
 import copy
 import importlib
+import itertools
 import os
 
 import dspy
@@ -31,3 +32,36 @@ def hash_embedder():
     from rbdspy.memory.embedders import HashEmbedder
 
     return HashEmbedder(dim=64)
+
+
+_databases = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """A throwaway PostgreSQL server with pgvector for this test session."""
+    try:
+        import pgserver
+    except ImportError as exc:  # the contract covers both backends: never skip one silently
+        raise RuntimeError('the PostgreSQL store tests need pgserver: pip install -e ".[scale]"') from exc
+    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """pg_url(name) -> the URL of a fresh database for this test, the same one for the same name."""
+    import psycopg
+
+    made: dict[str, str] = {}
+
+    def url(name: str = "bank") -> str:
+        if name not in made:
+            database = f"rbdspy_test_{next(_databases)}"
+            with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{database}"')
+            made[name] = pg_server.get_uri(database)
+        return made[name]
+
+    return url

@@ -47,6 +47,7 @@ class ArmJob:
     max_steps: int
     compiled: bool
     seed_records: list | None = None
+    bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
 
 
 def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str, Any]]:
@@ -62,6 +63,7 @@ def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str
         compiled=job.compiled,
         progress=progress,
         seed_records=job.seed_records,
+        bank_url=job.bank_url,
     )
 
 

@@ -5,7 +5,8 @@ Layout of an output directory:
 
     config.json            the settings and the stream (reused verbatim by --resume)
     arms/<arm>.jsonl       one record per finished task (appended as it finishes)
-    banks/<arm>/           the arm's memory store (SQLite + FAISS)
+    banks/<arm>/           the arm's memory store (SQLite + FAISS), unless the run keeps its banks
+                           on a PostgreSQL server (`bank_url`: one namespace per run and arm)
     results.json, results.md, learning_curve.png, success_bars.png   (see report.py)
 
 Resuming: records already on disk are skipped, and anything the arm's bank wrote during a task
@@ -17,6 +18,7 @@ its finished tasks left.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -34,6 +36,7 @@ from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
 from rbdspy.envs.task_sets import task_set_types
 from rbdspy.lm.usage import LmUsage
+from rbdspy.memory.postgres import redacted
 
 # Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
 # up to 8 steps x 3 arms is about an hour (the arithmetic is in the README section).
@@ -43,7 +46,17 @@ SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on de
 SMOKE_MAX_STEPS = 2
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 # Settings that must match for --resume to continue a run rather than mix two.
-RESUME_KEYS = ("env", "n_tasks", "seed", "max_steps", "compiled", "build_fraction", "measure_split", "task_set")
+RESUME_KEYS = (
+    "env",
+    "n_tasks",
+    "seed",
+    "max_steps",
+    "compiled",
+    "build_fraction",
+    "measure_split",
+    "task_set",
+    "bank_url",
+)
 
 
 @dataclass
@@ -62,6 +75,7 @@ class BenchConfig:
     task_set: str = "demo"
     seed_from: list[str] = field(default_factory=list)
     seed_per_type: int = 2
+    bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
 
 
 def _compiled_arg(compiled: bool) -> Any:
@@ -148,6 +162,12 @@ def _seed(program, seed_records: list, out_dir: Path, name: str, progress: Progr
     path.write_text(json.dumps(report, indent=2), encoding="utf-8")
 
 
+def arm_namespace(out_dir: Path, name: str) -> str:
+    """The namespace of arm `name`'s bank on a PostgreSQL server: one per run directory and arm."""
+    run = re.sub(r"[^A-Za-z0-9_.:@-]+", "-", Path(out_dir).resolve().name).strip("-") or "run"
+    return f"bench/{run}/{name}"[:128]
+
+
 def run_arm(
     name: str,
     stream: list[BenchTask],
@@ -159,8 +179,11 @@ def run_arm(
     compiled: bool,
     progress: Progress | None = None,
     seed_records: list | None = None,
+    bank_url: str = "",
 ) -> list[dict[str, Any]]:
-    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records."""
+    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
+    The arm's bank is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server
+    at `bank_url`."""
     from rbdspy.envs import EnvAgent
     from rbdspy.memory import MemoryStore
 
@@ -174,7 +197,12 @@ def run_arm(
         return records
     if path.is_file():
         rewrite_records(path, records)
-    store = MemoryStore(Path(out_dir) / "banks" / name, embedder=embedder) if arm.uses_memory else None
+    if not arm.uses_memory:
+        store = None
+    elif bank_url:
+        store = MemoryStore(bank_url, embedder=embedder, namespace=arm_namespace(out_dir, name))
+    else:
+        store = MemoryStore(Path(out_dir) / "banks" / name, embedder=embedder)
     try:
         _roll_back(store, records)
         agent = EnvAgent(environment, max_steps=max_steps)
@@ -292,6 +320,7 @@ def run_bench(
     executor: str = "local",
     ray_address: str | None = None,
     workers: int | None = None,
+    bank_url: str | None = None,
 ) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
 
@@ -306,7 +335,10 @@ def run_bench(
     `executor` says where the arms play (`rbdspy.bench.executors`): "local", one after another
     in this process, or "ray", one Ray task per arm on the cluster at `ray_address` (default: a
     local one of `workers` CPUs), each worker opening `env`'s `task_set` itself (`environment`
-    then only draws the stream). Either way the records are the same."""
+    then only draws the stream). Either way the records are the same.
+
+    `bank_url` keeps every arm's bank on that PostgreSQL server (namespace `bench/<run>/<arm>`)
+    instead of under the run directory: what arms on several machines share."""
     from rbdspy.bench.report import write_reports
     from rbdspy.bench.stats import DEFAULT_RESAMPLES
     from rbdspy.envs.task_sets import open_task_set
@@ -332,6 +364,7 @@ def run_bench(
         task_set=task_set,
         seed_from=[str(p) for p in (seed_from or [])],
         seed_per_type=seed_per_type,
+        bank_url=redacted(bank_url) if bank_url else "",
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
@@ -351,7 +384,17 @@ def run_bench(
         # any memory) must still pay for its call, or its cost and wall time would be understated.
         lm = lm.copy(cache=False) if getattr(lm, "cache", False) else lm
         jobs = [
-            ArmJob(name, stream, out_dir, env, task_set, max_steps, compiled, seeds if ARMS[name].seeded else None)
+            ArmJob(
+                name,
+                stream,
+                out_dir,
+                env,
+                task_set,
+                max_steps,
+                compiled,
+                seeds if ARMS[name].seeded else None,
+                bank_url or "",
+            )
             for name in config.arms
         ]
         with progress:
