@@ -33,6 +33,15 @@ from rbdspy.modules import (
 )
 from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
 
+
+def log_bank(program, name: str = "program", *, snapshot: bool = False, **log_model_kwargs):
+    """Logs a program holding a bank to MLflow (see rbdspy.tracking.log_bank): by reference, or
+    with `snapshot=True` carrying a copy of its items."""
+    from rbdspy.tracking import log_bank as _log_bank
+
+    return _log_bank(program, name, snapshot=snapshot, **log_model_kwargs)
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -58,5 +67,6 @@ __all__ = [
     "VanillaTTS",
     "format_memory_block",
     "make_embedder",
+    "log_bank",
     "make_lm",
 ]

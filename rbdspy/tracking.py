@@ -69,6 +69,25 @@ def run(
         yield active
 
 
+def log_bank(program: Any, name: str = "program", *, snapshot: bool = False, **log_model_kwargs: Any):
+    """Logs a DSPy program that holds a bank (ReasoningBank, MaTTS, or a program embedding one)
+    with MLflow's DSPy flavour; returns `mlflow.dspy.log_model`'s ModelInfo.
+
+    By default the bank travels by reference: the loaded model reopens it where it lives (its
+    directory, or its postgresql:// URL and namespace) and what it learns lands there. With
+    `snapshot=True` every item and its vectors travel inside the model instead, restored into a
+    fresh bank on load (RBDSPY_SNAPSHOT_DIR, else a temporary directory): a self-contained model
+    that never writes back to the bank it was logged from."""
+    import mlflow
+
+    from rbdspy.memory.snapshot import snapshots
+
+    if not snapshot:
+        return mlflow.dspy.log_model(program, name=name, **log_model_kwargs)
+    with snapshots(program):
+        return mlflow.dspy.log_model(program, name=name, **log_model_kwargs)
+
+
 def log_params(params: dict[str, Any]) -> None:
     """Params as strings, long values cut to MLflow's 6000-character limit."""
     import mlflow

@@ -572,7 +572,12 @@ class MemoryStore:
 
     def __reduce__(self):
         # A live database handle is never pickled: a pickled program (an MLflow-logged model)
-        # carries a reference that reopens this bank, lazily, where it was (store_ref.py).
+        # carries a reference that reopens this bank, lazily, where it was (store_ref.py), or,
+        # inside `rbdspy.log_bank(..., snapshot=True)`, a copy of its items (snapshot.py).
+        if getattr(self, "_pickle_as_snapshot", False):
+            from rbdspy.memory.snapshot import snapshot_of
+
+            return snapshot_of(self)
         from rbdspy.memory.store_ref import reference
 
         return reference(self.path, self.embedder, self.key, self.namespace)
