@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.envs.agent import EnvAgent
+from rbdspy.envs.agent import EnvAgent, StepEvent
 from rbdspy.envs.base import SPLITS, Environment, Observation, StepResult, TaskRef, actions_of, play
 from rbdspy.envs.builder import BuildReport, build_dataset
 from rbdspy.envs.dataset import Cause, LabelledTrajectory, iter_records, load_records, write_records
@@ -70,6 +70,7 @@ __all__ = [
     "LabelledTrajectory",
     "Observation",
     "ScienceWorld",
+    "StepEvent",
     "StepResult",
     "TaskRef",
     "TextWorldExpress",

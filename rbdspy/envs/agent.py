@@ -18,11 +18,17 @@ environment says done or at `max_steps`. The trajectory's `outcome` is the envir
 
 One environment plays one episode at a time: copies of the agent made by optimizers share the
 environment (it is a live handle, never deep-copied) and take turns on its episode lock.
+
+`on_step` (optional) is told each step as it happens, a `StepEvent`, so a caller can show the
+agent playing (`rbdspy demo` prints one line per step). It only watches: the prompts and the LM
+calls are the same with or without it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import dspy
@@ -42,6 +48,43 @@ MAX_ADMISSIBLE_SHOWN = 70
 _PREFIXES = ("action:", "next action:", "> ")
 _LOCKS_GUARD = threading.Lock()
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """One step of an episode, as `EnvAgent(on_step=...)` reports it right after it happened.
+
+    `step` counts from 1 and includes LM errors (they spend the step budget, `max_steps`).
+    On an LM error `action` is None, `error` holds the message and `observation` is empty;
+    otherwise `observation` is the environment's full reply (`valid` False when it did not
+    understand the action) and `done` says whether the episode ended there.
+    """
+
+    task_id: str
+    step: int
+    max_steps: int
+    action: str | None
+    observation: str = ""
+    valid: bool = True
+    done: bool = False
+    score: float | None = None
+    error: str | None = None
+
+
+StepHook = Callable[[StepEvent], None]
+
+
+class _SharedHook:
+    """Holds an `on_step` hook so that copies of the agent share it: optimizers deep-copy the
+    program per candidate, and a display (a console, a progress bar) is one thing, not a copy each."""
+
+    __slots__ = ("hook",)
+
+    def __init__(self, hook: StepHook):
+        self.hook = hook
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 def clean_action(raw: Any, admissible: list[str]) -> str:
@@ -132,6 +175,26 @@ class _Episode:
         self.steps.append(Step(role=ERROR_ROLE, content=message, metadata={"step": index}))
         self.window.append(("(no action: the model failed to answer)", ""))
 
+    def report(self, index: int, action: str | None = None, result: StepResult | None = None) -> None:
+        """Tells the agent's `on_step` hook (if any) about step `index`, just recorded."""
+        hook = self.agent.on_step
+        if hook is None:
+            return
+        common = {"task_id": self.ref.id, "step": index + 1, "max_steps": self.agent.max_steps}
+        if result is None:  # an LM error: the last step recorded holds its message
+            hook(StepEvent(**common, action=None, error=self.steps[-1].content))
+        else:
+            hook(
+                StepEvent(
+                    **common,
+                    action=action,
+                    observation=result.observation,
+                    valid=result.valid,
+                    done=result.done,
+                    score=result.score,
+                )
+            )
+
     def result(self, env: Environment) -> dspy.Prediction:
         # What the agent itself knows at the end, never the score: the trajectory goes to the
         # bank's judge, which must decide from the observations (the environment's verdict is
@@ -168,6 +231,9 @@ class EnvAgent(dspy.Module):
         history_window: how many recent steps the prompt shows (0: none).
         max_admissible: how many admissible actions the prompt shows.
         reasoning: use ChainOfThought (a thought before each action) instead of Predict.
+        on_step: called with a `StepEvent` after each step (an action played, or an LM error),
+            in the thread that plays the episode. It only watches: what it returns is ignored,
+            and what it raises ends the episode. Copies of the agent call the same hook.
     """
 
     def __init__(
@@ -177,6 +243,7 @@ class EnvAgent(dspy.Module):
         history_window: int = DEFAULT_HISTORY_WINDOW,
         max_admissible: int = MAX_ADMISSIBLE_SHOWN,
         reasoning: bool = False,
+        on_step: StepHook | None = None,
     ):
         super().__init__()
         if max_steps < 1:
@@ -188,6 +255,19 @@ class EnvAgent(dspy.Module):
         self.history_window = history_window
         self.max_admissible = max_admissible
         self.act = dspy.ChainOfThought(NextAction) if reasoning else dspy.Predict(NextAction)
+        self.on_step = on_step
+
+    @property
+    def on_step(self) -> StepHook | None:
+        """The hook told about each step (None: nobody is watching)."""
+        shared = self.__dict__.get("_on_step")
+        return shared.hook if shared is not None else None
+
+    @on_step.setter
+    def on_step(self, hook: StepHook | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError(f"on_step must be a callable taking a StepEvent, or None; got {type(hook).__name__}")
+        self._on_step = _SharedHook(hook) if hook is not None else None
 
     def describe(self, task_id: str | TaskRef) -> str:
         """The task's description text, for `bank(task=agent.describe(tid), task_id=tid)`."""
@@ -227,9 +307,11 @@ class EnvAgent(dspy.Module):
                     action = episode.action_from(pred)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
+                    episode.report(index)
                     continue
                 result = yield Blocking(self.env.step, (action,))
                 episode.record(action, result, getattr(pred, "reasoning", None))
+                episode.report(index, action, result)
                 if episode.done:
                     break
             return episode.result(self.env)

@@ -118,3 +118,39 @@ def test_real_twx_episode_with_scripted_gold(twx_env):
     agent = EnvAgent(twx_env, max_steps=len(gold) + 2)
     pred = agent(task=agent.describe(ref.id), task_id=ref.id)
     assert pred.trajectory.outcome is True and actions_of(pred.trajectory) == gold
+
+
+def test_on_step_reports_each_step_and_leaves_the_lm_calls_alone(fake_env):
+    """The hook sees every step as it happens (actions, invalid ones, an LM error), copies of the
+    agent share it, and the prompts are the same as without it."""
+    actions = ("look around", "dance wildly", "take lamp", "turn on lamp", "read note")
+    plain = scripted(*actions, fail_at=2)
+    dspy.configure(lm=plain)
+    EnvAgent(fake_env, max_steps=10)(task="light the lamp", task_id=TASK_ID)
+
+    events, calls_seen = [], []
+    watched = scripted(*actions, fail_at=2)
+    dspy.configure(lm=watched)
+
+    def hook(event):
+        events.append(event)
+        calls_seen.append(len(watched.history))  # LM calls made so far: the step is reported at once
+
+    agent = EnvAgent(fake_env, max_steps=10, on_step=hook)
+    pred = agent.deepcopy()(task="light the lamp", task_id=TASK_ID)  # an optimizer's copy reports too
+
+    assert [h["messages"] for h in watched.history] == [h["messages"] for h in plain.history]
+    assert [(e.step, e.action, e.valid, e.done) for e in events] == [
+        (1, "look around", True, False),
+        (2, "dance wildly", False, False),
+        (3, None, True, False),
+        (4, "take lamp", True, False),
+        (5, "turn on lamp", True, False),
+        (6, "read note", True, True),
+    ]
+    assert "model crashed" in events[2].error and events[1].observation.startswith("No known action")
+    assert all(e.task_id == TASK_ID and e.max_steps == 10 for e in events)
+    assert calls_seen == [1, 2, 2, 3, 4, 5]  # the failed call is not in DummyLM's history
+    assert pred.trajectory.outcome is True
+    with pytest.raises(TypeError, match="on_step"):
+        EnvAgent(fake_env, on_step="print")
