@@ -425,8 +425,11 @@ def demo(
     old_memories: int | None = typer.Option(None, "-k", hidden=True, help="Deprecated: --memories."),
     old_rollouts: int | None = typer.Option(None, "--k", hidden=True, help="Deprecated: --rollouts."),
 ):
-    """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default)."""
-    from rbdspy.demo import MATTS_MODES, run_demo
+    """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default).
+
+    Each step is printed as the agent plays it, then one block per task. Exits 1 when the agent
+    failed on every task."""
+    from rbdspy.demo import MATTS_MODES, failed_everywhere, run_demo
 
     memories = _deprecated_alias(ctx, "memories", "--memories", "-k", old_memories)
     rollouts = _deprecated_alias(ctx, "rollouts", "--rollouts", "--k", old_rollouts)
@@ -435,7 +438,7 @@ def demo(
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
-    run_demo(
+    rows = run_demo(
         *_models(lm, embedder),
         _bank(path),
         env=env,
@@ -447,6 +450,12 @@ def demo(
         rollouts=rollouts,
         namespace=namespace,
     )
+    if failed_everywhere(rows):
+        typer.echo(
+            f"rbdspy demo: the agent failed on every task ({len(rows)}/{len(rows)}); first: {rows[0]['error']}",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 @app.command("bench")
