@@ -162,17 +162,16 @@ class PgVectors:
         )
         window = rounding_window(dim)
         fetch = k + _TIE_MARGIN
-        with self.db.conn.transaction():
-            if ann:
-                self.db.conn.execute(f"SET LOCAL hnsw.ef_search = {int(max(self.ef_search, fetch))}")
-            else:
-                self.db.conn.execute("SET LOCAL enable_indexscan = off")  # never the approximate index
-            while True:
-                rows = self.db.conn.execute(sql, [query, *values, fetch]).fetchall()
-                approx = 1.0 - np.array([r[2] for r in rows], dtype=np.float64)
-                if ann or len(rows) < fetch or approx[-1] < approx[k - 1] - window:
-                    break
-                fetch *= 2
+        # Session settings, sent only when they change: one round trip per search, not four.
+        self.db.setting("enable_indexscan", "on" if ann else "off")  # off: never the approximate index
+        if ann:
+            self.db.setting("hnsw.ef_search", str(int(max(self.ef_search, fetch))))
+        while True:
+            rows = self.db.conn.execute(sql, [query, *values, fetch]).fetchall()
+            approx = 1.0 - np.array([r[2] for r in rows], dtype=np.float64)
+            if ann or len(rows) < fetch or approx[-1] < approx[k - 1] - window:
+                break
+            fetch *= 2
         if not rows:
             return []
         boundary = approx[min(k, len(rows)) - 1]

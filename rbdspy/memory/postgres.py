@@ -135,6 +135,7 @@ class PgDatabase(RowParser):
         self.namespace = check_namespace(namespace)
         self.write_namespace = self.namespace or DEFAULT_NAMESPACE
         self.invalid_ids: set[str] = set()
+        self._settings: dict[str, str] = {}  # session settings as last set by `setting`
         self._lock_key = lock_key(f"rbdspy:ns:{self.write_namespace}")
         self.conn = _connect(url)
         try:
@@ -230,8 +231,15 @@ class PgDatabase(RowParser):
 
     @contextmanager
     def read_tx(self) -> Iterator[Any]:
-        with self.conn.transaction():
-            yield self.conn
+        """Reads need no transaction here: each statement sees committed rows, and a row removed
+        between a search and the fetch of its items is skipped by the caller."""
+        yield self.conn
+
+    def setting(self, name: str, value: str) -> None:
+        """Set a session setting (e.g. hnsw.ef_search) unless it already has that value."""
+        if self._settings.get(name) != value:
+            self.conn.execute("SELECT set_config(%s, %s, false)", (name, value))
+            self._settings[name] = value
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -414,7 +422,7 @@ class PgDatabase(RowParser):
         """(items, task vectors, item vectors) of every valid row in pk order, `size` rows at a
         time, through a server-side cursor (call inside a transaction)."""
         where, params = self.scoped()
-        with self.conn.cursor(name="rbdspy_embedded") as cursor:
+        with self.conn.transaction(), self.conn.cursor(name="rbdspy_embedded") as cursor:
             cursor.execute(f"SELECT id, data, task_vec, item_vec FROM rbdspy_items{where} ORDER BY pk", params)
             while rows := cursor.fetchmany(size):
                 kept = [(item, t, o) for id, data, t, o in rows if (item := self.parse(id, data)) is not None]
