@@ -31,6 +31,7 @@ from rbdspy.modules import (
     TrajectorySelector,
     VanillaTTS,
 )
+from rbdspy.render import EvidenceRenderer
 from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
 
 
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ContrastiveDistiller",
+    "EvidenceRenderer",
     "Extractor",
     "HashEmbedder",
     "Judge",

@@ -119,10 +119,17 @@ class Trajectory(BaseModel):
         first = next((s.content for s in self.steps if s.role in OBSERVATION_ROLES), "")
         return situation_text(self.task, first)
 
-    def render(self, max_chars: int = 6000) -> str:
+    def render(self, max_chars: int = 6000, *, budget_tokens: int | None = None) -> str:
         """The trajectory as prompt text. An observation repeated verbatim is shown once (later
         copies point back to it). Long trajectories keep their start and their end (where the
-        outcome shows) and elide the middle, so a call stays within a small model's context."""
+        outcome shows) and elide the middle, so a call stays within a small model's context.
+
+        With `budget_tokens` (opt-in), the evidence renderer (`rbdspy.render.EvidenceRenderer`)
+        writes it instead: compressed first, cut only to fit that many tokens, every cut named."""
+        if budget_tokens is not None:
+            from rbdspy.render import EvidenceRenderer  # render.py reads Trajectory; imported late
+
+            return EvidenceRenderer(budget_tokens=budget_tokens).render(self).text
         lines, seen = [], {}
         for i, step in enumerate(self.steps):
             content = step.content.strip()

@@ -12,6 +12,7 @@ from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_CONTRAST, check_max_lessons, normalise_lessons
 from rbdspy.modules.lm_errors import attempt
 from rbdspy.modules.plan import Plan, arun, run
+from rbdspy.render import EvidenceRenderer, as_renderer
 from rbdspy.signatures import ContrastTrajectories
 from rbdspy.types import Verdict
 
@@ -22,12 +23,17 @@ class ContrastiveDistiller(dspy.Module):
     The attempts share a character budget (`max_chars`) so k long trajectories still fit a
     small model's context. Returns `Prediction(lessons=list[Lesson])`; an LM error or a
     malformed answer gives no lessons.
+
+    `renderer` (opt-in: a token budget, an `rbdspy.render.EvidenceRenderer` or any
+    Trajectory -> str) renders each attempt instead; an EvidenceRenderer's token budget is
+    shared by the k attempts as the character budget is.
     """
 
-    def __init__(self, max_lessons: int = MAX_LESSONS_PER_CONTRAST, max_chars: int = 9000):
+    def __init__(self, max_lessons: int = MAX_LESSONS_PER_CONTRAST, max_chars: int = 9000, *, renderer: Any = None):
         super().__init__()
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_CONTRAST)
         self.max_chars = max_chars
+        self.renderer = as_renderer(renderer)
         self.contrast = dspy.Predict(ContrastTrajectories)
 
     def _inputs(self, task: str, trajectories: Sequence[Any], verdicts: Sequence[Verdict | str]) -> dict[str, str]:
@@ -38,8 +44,12 @@ class ContrastiveDistiller(dspy.Module):
                 f"got {len(trajectories)} trajectories but {len(verdicts)} verdicts; pass one verdict per trajectory"
             )
         budget = max(500, self.max_chars // len(trajectories))
+        renderer = self.renderer
+        if isinstance(renderer, EvidenceRenderer):
+            renderer = renderer.with_budget(renderer.budget_tokens // len(trajectories))
         blocks = [
-            f"## Attempt {i} (verdict: {Verdict.coerce(verdict).label})\n{render_trajectory(trajectory, task, budget)}"
+            f"## Attempt {i} (verdict: {Verdict.coerce(verdict).label})\n"
+            f"{render_trajectory(trajectory, task, budget, renderer)}"
             for i, (trajectory, verdict) in enumerate(zip(trajectories, verdicts, strict=True))
         ]
         return {"task": task, "attempts": "\n\n".join(blocks)}

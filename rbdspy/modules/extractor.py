@@ -10,6 +10,7 @@ from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.modules.lm_errors import attempt
 from rbdspy.modules.plan import Plan, arun, run
+from rbdspy.render import as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.types import Verdict
 
@@ -23,12 +24,17 @@ class Extractor(dspy.Module):
     malformed answer gives no lessons. `drafts` is what the LM wrote before the caps were
     enforced (None when nothing was parsed), so a compile metric can reward answers that needed
     no clipping instead of only ever seeing the clipped result.
+
+    `renderer` (opt-in: a token budget, an `rbdspy.render.EvidenceRenderer` or any
+    Trajectory -> str) shows the trajectory as the judge sees it with the same renderer,
+    instead of `Trajectory.render(max_chars)`.
     """
 
-    def __init__(self, max_lessons: int = MAX_LESSONS_PER_TRAJECTORY, max_chars: int = 6000):
+    def __init__(self, max_lessons: int = MAX_LESSONS_PER_TRAJECTORY, max_chars: int = 6000, *, renderer: Any = None):
         super().__init__()
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars
+        self.renderer = as_renderer(renderer)
         self.success = dspy.Predict(ExtractSuccessLessons)
         self.failure = dspy.Predict(ExtractFailureLessons)
 
@@ -45,7 +51,7 @@ class Extractor(dspy.Module):
             return dspy.Prediction(lessons=[], kind=None)
         inputs = {
             "task": task,
-            "trajectory": render_trajectory(trajectory, task, self.max_chars),
+            "trajectory": render_trajectory(trajectory, task, self.max_chars, self.renderer),
             "judge_rationale": verdict.rationale or "(none given)",
         }
         pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
