@@ -1,22 +1,52 @@
-"""Judge: labels a trajectory success or failure, and never lets an LM problem through as a verdict."""
+"""Judge: labels a trajectory success or failure, and never lets an LM problem through as a verdict.
+
+One module, four designs (`Judge(design=...)`); today's is the default and the others are opt-in
+until measured (benchmarks/judge_designs.py):
+
+- "rationale" (default): a rationale, then the verdict, in one call.
+- "checklist": the requirements for success (from the task and from what the trajectory revealed
+  on the way, e.g. a recipe the agent read), each checked against the observations; success only
+  when every one is met. One call, a longer answer.
+- "self-consistency": `samples` rationale-then-verdict calls, the majority verdict,
+  `indeterminate` when no label has more than half. The first call is today's (same prompt, same
+  settings); the others are sampled (their own rollout id and `temperature`, so DSPy's cache
+  never serves one sample for another). It stops once a majority is certain: 2 calls when the
+  first two of 3 agree.
+- "confidence": rationale, verdict and a confidence in [0, 1]; below `threshold` the verdict is
+  `indeterminate`, so nothing is written. One call.
+
+`renderer=` (an `rbdspy.render.EvidenceRenderer`, a token budget, or any Trajectory -> str) shows
+the trajectory compressed within a token budget instead of `Trajectory.render(max_chars)`; the
+rationale and self-consistency prompts then gain `NOT_SHOWN_RULE` (the new designs' prompts have it).
+"""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Any
 
 import dspy
 
 from rbdspy.modules.lm_errors import attempt
-from rbdspy.modules.plan import Plan, arun, run
-from rbdspy.signatures import JudgeTrajectory
+from rbdspy.modules.plan import Gather, Plan, arun, run
+from rbdspy.render import NOT_SHOWN_RULE, as_renderer
+from rbdspy.signatures import JudgeChecklist, JudgeTrajectory, JudgeWithConfidence
 from rbdspy.types import Trajectory, Verdict
 
+JUDGE_DESIGNS = ("rationale", "checklist", "self-consistency", "confidence")
+DEFAULT_SAMPLES = 3
+DEFAULT_SAMPLE_TEMPERATURE = 0.7
+DEFAULT_CONFIDENCE_THRESHOLD = 0.7
 
-def render_trajectory(trajectory: Any, task: str, max_chars: int) -> str:
-    """Prompt text for a trajectory given in any accepted shape, or already rendered (str)."""
+
+def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None) -> str:
+    """Prompt text for a trajectory given in any accepted shape, or already rendered (str).
+    `renderer` (a Trajectory -> str, e.g. an EvidenceRenderer) replaces `Trajectory.render`."""
     if isinstance(trajectory, str):
         return trajectory
-    return Trajectory.coerce(trajectory, task=task).render(max_chars)
+    trajectory = Trajectory.coerce(trajectory, task=task)
+    return trajectory.render(max_chars) if renderer is None else renderer(trajectory)
 
 
 def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
@@ -25,20 +55,59 @@ def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
 
 
 class Judge(dspy.Module):
-    """Judge over `JudgeTrajectory`: a rationale, then the verdict, in one `dspy.Predict` call
-    (the rationale is the reasoning; a separate chain-of-thought field would double the tokens
-    a small local model generates for the same evidence).
+    """Judge over `JudgeTrajectory` by default: a rationale, then the verdict, in one
+    `dspy.Predict` call (the rationale is the reasoning; a separate chain-of-thought field would
+    double the tokens a small local model generates for the same evidence). See the module
+    docstring for the other designs.
 
-    Returns `Prediction(verdict=Verdict)`. An LM error, an empty answer or a label outside
-    success/failure gives `indeterminate` (the bank then writes nothing); a missing or unusable
-    LM raises `LMSetupError`; a trajectory in a shape rbdspy does not accept is the caller's bug
-    and raises ValueError.
+    Returns `Prediction(verdict=Verdict)` (plus `checks`, `votes` or `confidence` for the
+    designs that make them). An LM error, an empty answer or a label outside success/failure
+    gives `indeterminate` (the bank then writes nothing); a missing or unusable LM raises
+    `LMSetupError`; a trajectory in a shape rbdspy does not accept is the caller's bug and raises
+    ValueError.
+
+    Args:
+        max_chars: what `Trajectory.render` shows of a trajectory (when no renderer is given).
+        design: one of JUDGE_DESIGNS.
+        renderer: None (today's rendering), a token budget (int), an EvidenceRenderer, or a callable.
+        samples: self-consistency's number of samples.
+        temperature: the sampled calls' temperature (self-consistency).
+        threshold: the confidence below which the confidence design answers indeterminate.
     """
 
-    def __init__(self, max_chars: int = 6000):
+    def __init__(
+        self,
+        max_chars: int = 6000,
+        *,
+        design: str = "rationale",
+        renderer: Any = None,
+        samples: int = DEFAULT_SAMPLES,
+        temperature: float = DEFAULT_SAMPLE_TEMPERATURE,
+        threshold: float = DEFAULT_CONFIDENCE_THRESHOLD,
+    ):
         super().__init__()
-        self.predict = dspy.Predict(JudgeTrajectory)
+        if design not in JUDGE_DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(JUDGE_DESIGNS)}; got {design!r}")
+        if not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a positive int; got {samples!r}")
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be within [0, 1]; got {threshold!r}")
         self.max_chars = max_chars  # what the judge is shown of a trajectory
+        self.design = design
+        self.renderer = as_renderer(renderer)
+        self.samples, self.temperature, self.threshold = samples, temperature, threshold
+        # One predictor per design, named after it, so a compiled judge saved from one design
+        # loads only into a design that reads the same prompt ("predict": rationale and
+        # self-consistency).
+        if design in ("rationale", "self-consistency"):
+            signature = JudgeTrajectory
+            if self.renderer is not None:
+                signature = signature.with_instructions(f"{JudgeTrajectory.instructions}\n\n{NOT_SHOWN_RULE}")
+            self.predict = dspy.Predict(signature)
+        elif design == "checklist":
+            self.checklist = dspy.Predict(JudgeChecklist)
+        else:
+            self.confident = dspy.Predict(JudgeWithConfidence)
 
     @staticmethod
     def _verdict(pred: dspy.Prediction) -> Verdict:
@@ -49,14 +118,111 @@ class Judge(dspy.Module):
         return Verdict(label=label, rationale=rationale.strip()[:2000])
 
     def _plan(self, task: str, trajectory: Any) -> Plan:
-        inputs = {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars)}
+        inputs = {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars, self.renderer)}
+        if self.design == "checklist":
+            return (yield from self._checklist(inputs))
+        if self.design == "self-consistency":
+            return (yield from self._self_consistency(inputs))
+        if self.design == "confidence":
+            return (yield from self._confidence(inputs))
         pred, error = yield from attempt(self.predict, inputs, "judge")
         if error is not None:
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))
         return dspy.Prediction(verdict=self._verdict(pred))
+
+    # -- checklist --
+
+    def _checklist(self, inputs: dict) -> Plan:
+        pred, error = yield from attempt(self.checklist, inputs, "judge checklist")
+        if error is not None:
+            return dspy.Prediction(verdict=indeterminate("judge call failed", error), checks=[])
+        checks = _checks(getattr(pred, "requirements", None))
+        if not checks:
+            return dspy.Prediction(verdict=indeterminate("judge listed no requirements"), checks=[])
+        label = "success" if all(c["met"] for c in checks) else "failure"
+        rationale = "; ".join(
+            f"{'met' if c['met'] else 'NOT met'}: {c['requirement']}" + (f" ({c['evidence']})" if c["evidence"] else "")
+            for c in checks
+        )
+        return dspy.Prediction(verdict=Verdict(label=label, rationale=rationale[:2000]), checks=checks)
+
+    # -- self-consistency --
+
+    def _sample(self, inputs: dict, index: int) -> Plan:
+        """One sample: the first is today's call; the others carry their own rollout id and a
+        temperature, so they are sampled and never answered from DSPy's cache."""
+        call = inputs if index == 0 else {**inputs, "config": {"rollout_id": index, "temperature": self.temperature}}
+        pred, error = yield from attempt(self.predict, call, f"judge sample {index}")
+        return indeterminate("judge call failed", error) if error is not None else self._verdict(pred)
+
+    def _self_consistency(self, inputs: dict) -> Plan:
+        majority = self.samples // 2 + 1
+        verdicts = yield Gather([self._sample(inputs, i) for i in range(majority)])
+        first = verdicts[0].label
+        if not (first != "indeterminate" and all(v.label == first for v in verdicts)):
+            verdicts += yield Gather([self._sample(inputs, i) for i in range(majority, self.samples)])
+        votes = Counter(v.label for v in verdicts)
+        return dspy.Prediction(verdict=majority_verdict(verdicts, self.samples), votes=dict(votes))
+
+    # -- confidence --
+
+    def _confidence(self, inputs: dict) -> Plan:
+        pred, error = yield from attempt(self.confident, inputs, "judge with confidence")
+        if error is not None:
+            return dspy.Prediction(verdict=indeterminate("judge call failed", error), confidence=None, label=None)
+        verdict = self._verdict(pred)
+        confidence = _unit_interval(getattr(pred, "confidence", None))
+        label = verdict.label if verdict.is_determinate else None
+        if confidence is None:
+            verdict = indeterminate("judge gave no usable confidence")
+        elif verdict.is_determinate and confidence < self.threshold:
+            verdict = indeterminate(
+                f"confidence {confidence:.2f} is below the threshold {self.threshold:.2f}; "
+                f"the {label} verdict is not used. {verdict.rationale}"
+            )
+        return dspy.Prediction(verdict=verdict, confidence=confidence, label=label)
 
     def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
         return run(self._plan(task, trajectory))
 
     async def aforward(self, task: str, trajectory: Any) -> dspy.Prediction:
         return await arun(self._plan(task, trajectory))
+
+
+def majority_verdict(verdicts: list[Verdict], samples: int) -> Verdict:
+    """The label more than half of `samples` gave (an indeterminate sample counts for neither
+    label), with that label's first rationale; else indeterminate."""
+    votes = Counter(v.label for v in verdicts)
+    for label in ("success", "failure"):
+        if votes[label] * 2 > samples:
+            rationale = next(v.rationale for v in verdicts if v.label == label)
+            return Verdict(label=label, rationale=f"{votes[label]} of {samples} samples: {label}. {rationale}"[:2000])
+    tally = ", ".join(f"{votes[label]} {label}" for label in ("success", "failure", "indeterminate") if votes[label])
+    return indeterminate(f"the samples split ({tally} of {samples})")
+
+
+def _checks(value: Any) -> list[dict]:
+    """The checklist's requirements as plain dicts, leaving out entries with no requirement."""
+    out = []
+    for entry in value if isinstance(value, (list, tuple)) else []:
+        get = entry.get if isinstance(entry, dict) else (lambda k, e=entry: getattr(e, k, None))
+        requirement = str(get("requirement") or "").strip()
+        if requirement:
+            met = get("met")
+            met = met if isinstance(met, bool) else str(met).strip().lower() in ("true", "yes", "met")
+            out.append(
+                {"requirement": requirement[:300], "evidence": str(get("evidence") or "").strip()[:300], "met": met}
+            )
+    return out
+
+
+def _unit_interval(value: Any) -> float | None:
+    """A confidence as a float in [0, 1]: a percentage (1 < x <= 100) is scaled; anything else
+    (missing, not a number, negative, over 100) is None."""
+    try:
+        number = float(str(value).strip().rstrip("%"))
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(number) or number < 0 or number > 100:
+        return None
+    return number / 100 if number > 1 else number

@@ -2,7 +2,7 @@
 
 from rbdspy.signatures.contrast import ContrastTrajectories
 from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons
-from rbdspy.signatures.judge import JudgeTrajectory
+from rbdspy.signatures.judge import JudgeChecklist, JudgeTrajectory, JudgeWithConfidence, RequirementCheck
 from rbdspy.signatures.refine import RefineTrajectory
 from rbdspy.signatures.select import SelectBestTrajectory
 
@@ -10,7 +10,10 @@ __all__ = [
     "ContrastTrajectories",
     "ExtractFailureLessons",
     "ExtractSuccessLessons",
+    "JudgeChecklist",
     "JudgeTrajectory",
+    "JudgeWithConfidence",
     "RefineTrajectory",
+    "RequirementCheck",
     "SelectBestTrajectory",
 ]

@@ -3,6 +3,7 @@
 from typing import Literal
 
 import dspy
+from pydantic import BaseModel
 
 
 class JudgeTrajectory(dspy.Signature):
@@ -28,3 +29,68 @@ class JudgeTrajectory(dspy.Signature):
     verdict: Literal["success", "failure"] = dspy.OutputField(
         desc="success only if every requirement is verifiably met"
     )
+
+
+# ---- opt-in judge designs (rbdspy.Judge(design=...)); the default above is unchanged -------------
+
+# The same words as rbdspy.render.NOT_SHOWN_RULE, which the docstrings below end with (a signature
+# file imports only dspy, pydantic and types; a test keeps the three equal).
+NOT_SHOWN_RULE = (
+    "A long trajectory may be shown compressed or with parts left out; a note then says exactly what. "
+    "Never judge a trajectory a failure because of steps you were not shown: judge the steps you see, "
+    "above all the last ones."
+)
+
+
+class RequirementCheck(BaseModel):
+    """One success condition and what the observations say about it."""
+
+    requirement: str = ""
+    evidence: str = ""
+    met: bool = False
+
+
+class JudgeChecklist(dspy.Signature):
+    """You check whether an AI agent accomplished its task, one requirement at a time.
+
+    First list the requirements for success: the ones the task states, and the ones the
+    trajectory revealed on the way (a recipe or instructions the agent read, a target the
+    environment named). Then check each requirement against the observations, not against what
+    the agent claimed or intended: cite the step whose observation shows it met, or say that
+    none does. A requirement is met only when an observation you were shown confirms it, or
+    when it was left out of what you were shown and nothing shown contradicts it.
+
+    A long trajectory may be shown compressed or with parts left out; a note then says exactly
+    what. Never judge a trajectory a failure because of steps you were not shown: judge the
+    steps you see, above all the last ones."""
+
+    task: str = dspy.InputField(desc="What the agent was asked to do")
+    trajectory: str = dspy.InputField(desc="The agent's steps and observations, in order")
+    requirements: list[RequirementCheck] = dspy.OutputField(
+        desc="Every success condition (from the task and from what the trajectory revealed), each with the step "
+        "that shows it met or missed, and whether it is met"
+    )
+
+
+class JudgeWithConfidence(dspy.Signature):
+    """You are a strict evaluator of an AI agent's work. Given the task and the agent's
+    trajectory (its actions and what it observed), decide whether the task was actually
+    accomplished, and say how sure you are.
+
+    Check each requirement the task states against what the trajectory shows was observed, not
+    against what the agent claimed or intended. The verdict is success only if every
+    requirement is met. Then give your confidence that the verdict is right: near 1.0 when an
+    observation settles it, near 0.5 when you are guessing. A verdict given with low confidence
+    is not used, so do not overstate it.
+
+    A long trajectory may be shown compressed or with parts left out; a note then says exactly
+    what. Never judge a trajectory a failure because of steps you were not shown: judge the
+    steps you see, above all the last ones."""
+
+    task: str = dspy.InputField(desc="What the agent was asked to do")
+    trajectory: str = dspy.InputField(desc="The agent's steps and observations, in order")
+    rationale: str = dspy.OutputField(
+        desc="One to three sentences: each requirement and the observation that meets or misses it"
+    )
+    verdict: Literal["success", "failure"] = dspy.OutputField(desc="success only if every requirement is met")
+    confidence: float = dspy.OutputField(desc="How likely the verdict is right, from 0.0 to 1.0")
