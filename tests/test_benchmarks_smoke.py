@@ -48,3 +48,28 @@ def test_scale_bench_smoke_writers_and_search(capsys):
     assert stores == ["pgvector exact", "pgvector HNSW (ef_search 100)", "SQLite + FAISS (embedded)"]
     assert result["search"][0]["recall@5"] == 1.0 and result["search"][2]["recall@5"] == 1.0  # the exact ones
     assert "Reproduce: python benchmarks/scale_bench.py --quick --part search" in capsys.readouterr().out
+
+
+def test_judge_designs_smoke_runs_every_design_and_resumes(tmp_path, capsys):
+    module = _load("judge_designs")
+    out = tmp_path / "run"
+    result = module.main(["--smoke", "--out", str(out)])
+    printed = capsys.readouterr().out
+    arms = {row["arm"] for row in result["rows"]}
+    assert len(arms) == 8 and len(result["rows"]) == 8 * 4  # 4 designs x 2 renderers, 2 records per file
+    families = {(t["arm"], t["family"]) for t in result["table"]}
+    assert {f for _, f in families} == {"scienceworld", "twx", "both"} and len(families) == 8 * 3
+    assert all(t["ood"] == "—" and t["tuned_on"] == "—" for t in result["table"])  # hand-written prompts
+    assert "| design | renderer | judge | tuned on | evaluated on | OOD |" in printed
+    assert "A threshold chosen on one family, reported on the other" in printed
+    assert f"Reproduce: python benchmarks/judge_designs.py --smoke --out {out} --resume" in printed
+    lines = sorted((out / "records").glob("*.jsonl"))
+    assert len(lines) == 8 and (out / "results.md").is_file()
+    with pytest.raises(SystemExit, match="--resume"):
+        module.main(["--smoke", "--out", str(out)])
+    before = {p.name: p.read_text() for p in lines}
+    again = module.main(["--smoke", "--out", str(out), "--resume"])  # nothing left to judge
+    assert {p.name: p.read_text() for p in lines} == before and len(again["rows"]) == 32
+    more = module.main(["--smoke", "--out", str(out), "--resume", "--limit", "3"])  # one more record per file
+    assert len(more["rows"]) == 8 * 6
+    assert all(p.read_text().startswith(before[p.name]) for p in lines)

@@ -1,0 +1,498 @@
+"""Judge designs x trajectory renderers, on the full dev files of both environment families.
+
+    python benchmarks/judge_designs.py --out bench-runs/judge-designs --resume        # the measurement
+    python benchmarks/judge_designs.py --estimate                                     # its LM time, no LM
+    python benchmarks/judge_designs.py --smoke --out /tmp/judge-smoke                 # a scripted LM
+
+Every design of `rbdspy.Judge` (rationale, checklist, self-consistency, confidence) is run with
+each renderer (`legacy`: today's `Trajectory.render(6000)`; `evidence`: `EvidenceRenderer` at
+`--budget-tokens`) on every record of `--data` (default: datasets/scienceworld-dev.jsonl and
+datasets/twx-dev.jsonl, labels from the environments; the trajectories' final answers hidden, as a
+compile hides them). Reported per design, renderer and environment family: balanced accuracy
+(abstentions count as wrong), false-success rate (failures judged success, over failures),
+false-failure rate, abstention rate (indeterminate), wall seconds, LM tokens (prompt + completion)
+and LM calls per trajectory.
+
+Out of distribution, always: each row names the family it is evaluated on and, for a compiled
+judge (`--compiled DIR_OR_JSON --tuned-on FAMILY`), the family it was tuned on; `OOD` marks rows
+where the two differ. Hand-written prompts were tuned on neither. The confidence design's raw
+labels and confidences are kept, so its threshold is swept afterwards without an LM, and chosen on
+one family then reported on the other.
+
+Resumable: one JSONL line per (arm, record) under `--out/records/`, written as soon as it is
+judged; `--resume` skips what is there (a run can span sessions; arms from several invocations,
+e.g. hand-written then compiled, share one table). Records are taken interleaved (files, then
+labels), and every arm judges record i before any arm judges record i+1, so a partial run
+compares the arms on the same records. The DSPy cache is off (timings are real) unless `--cache`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import itertools
+import json
+import math
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import NamedTuple
+
+import dspy
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rbdspy.envs.dataset import LabelledTrajectory, load_records  # noqa: E402
+from rbdspy.lm.usage import LmUsage  # noqa: E402
+from rbdspy.modules.compiled import load_component  # noqa: E402
+from rbdspy.modules.judge import (  # noqa: E402
+    DEFAULT_CONFIDENCE_THRESHOLD,
+    DEFAULT_SAMPLE_TEMPERATURE,
+    DEFAULT_SAMPLES,
+    JUDGE_DESIGNS,
+    Judge,
+    render_trajectory,
+)
+from rbdspy.modules.lm_errors import LMSetupError  # noqa: E402
+from rbdspy.optimizers.examples import balanced_sample  # noqa: E402
+from rbdspy.optimizers.metrics import judge_report  # noqa: E402
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ["datasets/scienceworld-dev.jsonl", "datasets/twx-dev.jsonl"]
+RENDERERS = ("legacy", "evidence")
+FAMILIES = ("scienceworld", "twx")
+SWEEP = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+MAX_ABSTENTION = 0.10  # the issue's goal; the threshold chosen on one family must keep to it
+# --estimate: completion tokens per LM call, and LM calls per trajectory. The rationale's 62 is the
+# measured p50 (docs/results/lm.md); the others are assumptions until this benchmark measures them.
+OUTPUT_TOKENS = {"rationale": 62, "checklist": 180, "self-consistency": 62, "confidence": 70}
+EXPECTED_SC_CALLS = 2.4  # 2 when the first two samples agree, else 3 (assumed: they agree 60% of the time)
+
+
+class Arm(NamedTuple):  # a NamedTuple, not a dataclass: the smoke test loads this file without importing it
+    design: str
+    renderer: str  # "legacy" or "evidence-<budget>"
+    compiled: str | None = None
+    tuned_on: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.design}+{self.renderer}" + ("+compiled" if self.compiled else "")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lm", default="local", help="rbdspy.make_lm spec or a LiteLLM model string")
+    parser.add_argument("--adapter", choices=("json", "chat"), default="json", help="json: as the loop runs the judge")
+    parser.add_argument("--data", nargs="+", default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=None, help="records per file (default: every record)")
+    parser.add_argument("--designs", nargs="+", choices=JUDGE_DESIGNS, default=list(JUDGE_DESIGNS))
+    parser.add_argument("--renderers", nargs="+", choices=RENDERERS, default=list(RENDERERS))
+    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS)
+    parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES, help="self-consistency samples")
+    parser.add_argument("--temperature", type=float, default=DEFAULT_SAMPLE_TEMPERATURE)
+    parser.add_argument("--threshold", type=float, default=DEFAULT_CONFIDENCE_THRESHOLD)
+    parser.add_argument("--compiled", default=None, help="a compiled judge (judge.json or a compile directory)")
+    parser.add_argument("--tuned-on", choices=FAMILIES, default=None, help="the family --compiled was tuned on")
+    parser.add_argument("--out", default="bench-runs/judge-designs")
+    parser.add_argument("--resume", action="store_true", help="keep the records already judged under --out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", action="store_true", help="let DSPy's cache answer repeated calls")
+    parser.add_argument("--estimate", action="store_true", help="print the LM time of the run and stop (no LM)")
+    parser.add_argument("--prompt-rate", type=float, default=70.0, help="--estimate: prompt tokens read per second")
+    parser.add_argument("--gen-rate", type=float, default=11.0, help="--estimate: tokens generated per second")
+    parser.add_argument("--smoke", action="store_true", help="a scripted LM, 2 records per file")
+    args = parser.parse_args(argv)
+    if args.compiled and not args.tuned_on:
+        parser.error("--compiled needs --tuned-on (the family its compile was tuned on), for the OOD column")
+    if args.smoke:
+        args.lm, args.adapter, args.limit = "scripted", "chat", args.limit or 2
+    return args
+
+
+def arms_of(args: argparse.Namespace) -> list[Arm]:
+    renderers = [r if r == "legacy" else f"evidence-{args.budget_tokens}" for r in args.renderers]
+    compiled = str(Path(args.compiled).resolve()) if args.compiled else None
+    return [Arm(d, r, compiled, args.tuned_on if compiled else None) for d in args.designs for r in renderers]
+
+
+def load_work(paths: list[str], limit: int | None, seed: int) -> list[tuple[str, LabelledTrajectory]]:
+    """(file name, record), the files' records interleaved, each file's labels alternating."""
+    per_file = [
+        [(Path(p).name, r) for r in balanced_sample(load_records(ROOT / p if not Path(p).is_file() else p), None, seed)]
+        for p in paths
+    ]
+    per_file = [records[:limit] if limit else records for records in per_file]
+    return [item for group in itertools.zip_longest(*per_file) for item in group if item is not None]
+
+
+def make_judge(arm: Arm, args: argparse.Namespace) -> Judge:
+    renderer = None if arm.renderer == "legacy" else EvidenceRenderer(budget_tokens=args.budget_tokens)
+    judge = Judge(
+        design=arm.design, renderer=renderer, samples=args.samples, temperature=args.temperature,
+        threshold=args.threshold,
+    )  # fmt: skip
+    if arm.compiled:
+        path = Path(arm.compiled)
+        load_component(judge, path / "judge.json" if path.is_dir() else path)
+    return judge
+
+
+def judge_one(arm: Arm, judge: Judge, file: str, record: LabelledTrajectory) -> dict:
+    trajectory = record.trajectory.model_copy(update={"final_answer": None})  # never show the label
+    shown = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
+    start = time.perf_counter()
+    with LmUsage() as usage:
+        pred = judge(task=trajectory.task, trajectory=trajectory)
+    seconds = time.perf_counter() - start
+    return {
+        "arm": arm.name,
+        **{k: v for k, v in arm._asdict().items() if k != "compiled"},
+        "key": f"{file}:{trajectory.id}",
+        "file": file,
+        "family": record.env,
+        "task_id": record.task_id,
+        "kind": record.kind,
+        "label": record.label,
+        "verdict": pred.verdict.label,
+        "raw_label": getattr(pred, "label", None),
+        "confidence": getattr(pred, "confidence", None),
+        "votes": getattr(pred, "votes", None),
+        "rationale": pred.verdict.rationale[:600],
+        "seconds": round(seconds, 3),
+        "lm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "shown_tokens": estimate_tokens(shown),
+    }
+
+
+# ---- the run ---------------------------------------------------------------------------------
+
+
+def _digest(path: str) -> str:
+    file = ROOT / path if not Path(path).is_file() else Path(path)
+    return hashlib.sha256(file.read_bytes()).hexdigest()[:16]
+
+
+def _arm_settings(arm: Arm, args: argparse.Namespace) -> dict:
+    settings = {"design": arm.design, "renderer": arm.renderer, "tuned_on": arm.tuned_on}
+    if arm.design == "self-consistency":
+        settings |= {"samples": args.samples, "temperature": args.temperature}
+    if arm.design == "confidence":
+        settings["threshold"] = args.threshold
+    if arm.compiled:
+        settings["compiled"] = _digest(
+            str(Path(arm.compiled) / "judge.json" if Path(arm.compiled).is_dir() else arm.compiled)
+        )
+    return settings
+
+
+def _check_out(out: Path, args: argparse.Namespace, arms: list[Arm]) -> dict[str, set[str]]:
+    """Creates or checks the run directory; returns the record keys already judged per arm."""
+    config = {"lm": args.lm, "adapter": args.adapter, "data": {p: _digest(p) for p in args.data}, "seed": args.seed}
+    config_path, arms_path, records = out / "config.json", out / "arms.json", out / "records"
+    if config_path.exists() and not args.resume:
+        raise SystemExit(f"{out} holds a run already: pass --resume to continue it, or another --out")
+    if config_path.exists():
+        saved = json.loads(config_path.read_text())
+        different = sorted(k for k in config if k != "data" and saved.get(k) != config[k])
+        different += [f"data {p}" for p, d in config["data"].items() if saved["data"].get(p, d) != d]
+        if different:
+            raise SystemExit(f"--resume: {out} was run with other settings ({', '.join(different)}); use another --out")
+        config["data"] = saved["data"] | config["data"]
+    saved_arms = json.loads(arms_path.read_text()) if arms_path.exists() else {}
+    for arm in arms:
+        settings = _arm_settings(arm, args)
+        if saved_arms.get(arm.name, settings) != settings:
+            raise SystemExit(f"--resume: arm {arm.name} was run with {saved_arms[arm.name]}, not {settings}")
+        saved_arms[arm.name] = settings
+    records.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(json.dumps(config, indent=1))
+    arms_path.write_text(json.dumps(saved_arms, indent=1))
+    done = {}
+    for arm in arms:
+        path = records / f"{arm.name}.jsonl"
+        done[arm.name] = {json.loads(line)["key"] for line in path.read_text().splitlines()} if path.exists() else set()
+    return done
+
+
+def _scripted_lm() -> dspy.BaseLM:
+    from dspy.utils import DummyLM
+
+    def answer(label: str, confidence: float, met: bool) -> dict:
+        return {
+            "rationale": f"scripted {label}",
+            "verdict": label,
+            "confidence": confidence,
+            "requirements": [{"requirement": "the goal", "evidence": "the last step", "met": met}],
+        }
+
+    return DummyLM(
+        itertools.cycle([answer("success", 0.9, True), answer("failure", 0.6, False), answer("failure", 0.95, True)])
+    )
+
+
+def _configure(args: argparse.Namespace) -> None:
+    if not args.cache:
+        dspy.configure_cache(enable_disk_cache=False, enable_memory_cache=False)
+    if args.smoke:
+        lm = _scripted_lm()
+    else:
+        from rbdspy.lm import make_lm
+
+        lm = make_lm(args.lm)
+    dspy.configure(lm=lm, adapter=dspy.JSONAdapter() if args.adapter == "json" else dspy.ChatAdapter())
+
+
+def _progress(total: int):
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return contextlib.nullcontext(None)
+    return tqdm(total=total, desc="judged", unit="call", file=sys.stderr, disable=not sys.stderr.isatty())
+
+
+def run(args: argparse.Namespace) -> Path:
+    out = Path(args.out)
+    arms = arms_of(args)
+    judges = {arm.name: make_judge(arm, args) for arm in arms}  # a compiled file that does not fit fails here
+    done = _check_out(out, args, arms)
+    work = load_work(args.data, args.limit, args.seed)
+    todo = [
+        (file, record, arm)
+        for file, record in work
+        for arm in arms
+        if f"{file}:{record.trajectory.id}" not in done[arm.name]
+    ]
+    if not todo:
+        return out
+    _configure(args)
+    handles = {arm.name: (out / "records" / f"{arm.name}.jsonl").open("a", encoding="utf-8") for arm in arms}
+    try:
+        with _progress(len(todo)) as bar:
+            for file, record, arm in todo:
+                row = judge_one(arm, judges[arm.name], file, record)
+                handles[arm.name].write(json.dumps(row) + "\n")
+                handles[arm.name].flush()
+                if bar is not None:
+                    bar.update(1)
+    except LMSetupError as error:
+        raise SystemExit(f"the LM cannot be used: {error}") from error
+    finally:
+        for handle in handles.values():
+            handle.close()
+    return out
+
+
+# ---- the report ------------------------------------------------------------------------------
+
+
+def read_rows(out: Path) -> list[dict]:
+    return [
+        json.loads(line) for path in sorted((out / "records").glob("*.jsonl")) for line in path.read_text().splitlines()
+    ]
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """One line per arm and family evaluated on (and per arm over both families)."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row["arm"], row["family"])].append(row)
+        groups[(row["arm"], "both")].append(row)
+    table = []
+    for (arm, family), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] == "both", kv[0][1])):
+        first = group[0]
+        report = judge_report([r["label"] for r in group], [r["verdict"] for r in group])
+        tuned_on = first.get("tuned_on")
+        ood = "—" if not tuned_on or family == "both" else ("yes" if tuned_on != family else "no")
+        table.append(
+            {
+                "arm": arm,
+                "design": first["design"],
+                "renderer": first["renderer"],
+                "judge": "compiled" if tuned_on else "hand-written",
+                "tuned_on": tuned_on or "—",
+                "family": family,
+                "ood": ood,
+                "n": len(group),
+                "balanced_accuracy": report["balanced_accuracy"],
+                "false_success_rate": report["false_success_rate"],
+                "false_failure_rate": report["false_failure_rate"],
+                "abstention_rate": report["indeterminate_rate"],
+                **{
+                    key: statistics.mean(r[key] for r in group)
+                    for key in ("seconds", "prompt_tokens", "completion_tokens", "lm_calls", "shown_tokens")
+                },
+            }
+        )
+    return table
+
+
+def markdown(table: list[dict]) -> str:
+    lines = [
+        "| design | renderer | judge | tuned on | evaluated on | OOD | n | balanced acc | false success | "
+        "false failure | abstain | s/traj | tokens/traj (prompt+gen) | LM calls/traj | trajectory tokens shown |",
+        "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for t in table:
+        lines.append(
+            f"| {t['design']} | {t['renderer']} | {t['judge']} | {t['tuned_on']} | {t['family']} | {t['ood']} "
+            f"| {t['n']} | {_pct(t['balanced_accuracy'])} | {_pct(t['false_success_rate'])} "
+            f"| {_pct(t['false_failure_rate'])} | {_pct(t['abstention_rate'])} | {t['seconds']:.1f} "
+            f"| {t['prompt_tokens']:.0f}+{t['completion_tokens']:.0f} | {t['lm_calls']:.2f} | {t['shown_tokens']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def _thresholded(rows: list[dict], threshold: float) -> dict:
+    labels = [
+        r["raw_label"]
+        if r["raw_label"] and r["confidence"] is not None and r["confidence"] >= threshold
+        else "indeterminate"
+        for r in rows
+    ]
+    return judge_report([r["label"] for r in rows], labels)
+
+
+def confidence_sweep(rows: list[dict]) -> str:
+    """The confidence arms at other thresholds (no LM: raw labels and confidences are on
+    record), and a threshold chosen on one family (best balanced accuracy with at most 10%
+    abstentions) reported on the other."""
+    arms = sorted({r["arm"] for r in rows if r["design"] == "confidence"})
+    if not arms:
+        return ""
+    lines = ["| arm | evaluated on | threshold | balanced acc | false success | false failure | abstain |",
+             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    chosen = ["| arm | threshold chosen on | threshold | evaluated on | balanced acc | false success | abstain |",
+              "|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+    for arm in arms:
+        by_family = {f: [r for r in rows if r["arm"] == arm and r["family"] == f] for f in FAMILIES}
+        for family, group in by_family.items():
+            for t in SWEEP if group else ():
+                rep = _thresholded(group, t)
+                lines.append(
+                    f"| {arm} | {family} | {t:.2f} | {_pct(rep['balanced_accuracy'])} "
+                    f"| {_pct(rep['false_success_rate'])} | {_pct(rep['false_failure_rate'])} "
+                    f"| {_pct(rep['indeterminate_rate'])} |"
+                )
+        for tuned, other in (FAMILIES, FAMILIES[::-1]):
+            if not by_family[tuned] or not by_family[other]:
+                continue
+            reports = [(t, _thresholded(by_family[tuned], t)) for t in SWEEP]
+            allowed = [(t, r) for t, r in reports if r["indeterminate_rate"] <= MAX_ABSTENTION] or reports[:1]
+            best = max(allowed, key=lambda tr: (tr[1]["balanced_accuracy"], -tr[0]))[0]
+            rep = _thresholded(by_family[other], best)
+            chosen.append(
+                f"| {arm} | {tuned} | {best:.2f} | {other} (OOD) | {_pct(rep['balanced_accuracy'])} "
+                f"| {_pct(rep['false_success_rate'])} | {_pct(rep['indeterminate_rate'])} |"
+            )
+    return "\n".join(["### Confidence thresholds (swept on the recorded answers, no LM)", "", *lines, "",
+                      "### A threshold chosen on one family, reported on the other", "", *chosen])  # fmt: skip
+
+
+def reproduce_command(args: argparse.Namespace) -> str:
+    parts = ["python benchmarks/judge_designs.py"]
+    if args.smoke:
+        parts.append("--smoke")
+    else:
+        parts += [f"--lm {args.lm}", f"--adapter {args.adapter}"]
+    if args.data != DEFAULT_DATA:
+        parts.append("--data " + " ".join(args.data))
+    if args.limit and not args.smoke:
+        parts.append(f"--limit {args.limit}")
+    if args.designs != list(JUDGE_DESIGNS):
+        parts.append("--designs " + " ".join(args.designs))
+    if args.renderers != list(RENDERERS):
+        parts.append("--renderers " + " ".join(args.renderers))
+    for flag, value, default in (
+        ("--budget-tokens", args.budget_tokens, DEFAULT_BUDGET_TOKENS),
+        ("--samples", args.samples, DEFAULT_SAMPLES),
+        ("--temperature", args.temperature, DEFAULT_SAMPLE_TEMPERATURE),
+        ("--threshold", args.threshold, DEFAULT_CONFIDENCE_THRESHOLD),
+    ):
+        if value != default:
+            parts.append(f"{flag} {value}")
+    if args.compiled:
+        parts.append(f"--compiled {args.compiled} --tuned-on {args.tuned_on}")
+    parts += [f"--out {args.out}", "--resume"]
+    return " ".join(parts)
+
+
+def report(args: argparse.Namespace, out: Path) -> dict:
+    rows = read_rows(out)
+    table = summarise(rows)
+    text = "\n".join([
+        f"## Judge designs x renderers ({len(rows)} judgements under {out}, lm {args.lm}, {args.adapter} adapter)", "",
+        markdown(table), "", confidence_sweep(rows), "",
+        "Balanced accuracy counts an abstention as wrong; false success = failures judged success / failures; "
+        "false failure = successes judged failure / successes; OOD = evaluated on a family the judge was not tuned on.",
+        f"Reproduce: {reproduce_command(args)}",
+    ])  # fmt: skip
+    (out / "results.md").write_text(text + "\n")
+    (out / "results.json").write_text(json.dumps(table, indent=1))
+    print(text)
+    return {"rows": rows, "table": table, "markdown": text}
+
+
+# ---- the LM time a run would take --------------------------------------------------------------
+
+
+def estimate(args: argparse.Namespace) -> list[dict]:
+    """Prompt tokens of every call the run would make (the adapter's real messages, counted by
+    estimate_tokens), output tokens and calls as OUTPUT_TOKENS / EXPECTED_SC_CALLS assume, and
+    the hours at --prompt-rate / --gen-rate. Self-consistency reads its prompt once: the engine
+    keeps the prompt's KV cache, so a repeated prompt costs only its generation."""
+    adapter = dspy.JSONAdapter() if args.adapter == "json" else dspy.ChatAdapter()
+    work = load_work(args.data, args.limit, args.seed)
+    table = []
+    for arm in arms_of(args):
+        judge = make_judge(arm, args)
+        predictor = next(p for _, p in judge.named_predictors())
+        prompt = 0
+        for _, record in work:
+            trajectory = record.trajectory.model_copy(update={"final_answer": None})
+            inputs = {
+                "task": trajectory.task,
+                "trajectory": render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer),
+            }
+            messages = adapter.format(predictor.signature, demos=[], inputs=inputs)
+            prompt += estimate_tokens("".join(m["content"] for m in messages))
+        n = len(work)
+        calls = EXPECTED_SC_CALLS if arm.design == "self-consistency" else 1
+        generated = OUTPUT_TOKENS[arm.design] * calls
+        seconds = prompt / n / args.prompt_rate + generated / args.gen_rate
+        table.append({"arm": arm.name, "n": n, "prompt_tokens": prompt / n, "output_tokens": generated,
+                      "calls": calls, "seconds": seconds, "hours": seconds * n / 3600})  # fmt: skip
+    print(
+        f"## Estimated LM time: {len(work)} trajectories, "
+        f"{args.prompt_rate:g} prompt tok/s, {args.gen_rate:g} gen tok/s\n"
+    )
+    print("| arm | trajectories | prompt tokens/traj | output tokens/traj | LM calls/traj | s/traj | hours |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for t in table:
+        print(f"| {t['arm']} | {t['n']} | {t['prompt_tokens']:.0f} | {t['output_tokens']:.0f} | {t['calls']:g} "
+              f"| {t['seconds']:.0f} | {t['hours']:.1f} |")  # fmt: skip
+    total = sum(t["hours"] for t in table)
+    print(f"\nAll arms: {total:.1f} hours ({math.ceil(total / 8)} sessions of 8 hours).")
+    return table
+
+
+def main(argv: list[str] | None = None) -> dict | list[dict]:
+    args = parse_args(argv)
+    if args.estimate:
+        return estimate(args)
+    out = run(args)
+    return report(args, out)
+
+
+if __name__ == "__main__":
+    main()
