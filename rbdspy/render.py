@@ -5,22 +5,27 @@ characters, and a strict judge then reads the gap as missing steps. `EvidenceRen
 same evidence in fewer tokens first, and cuts only what still does not fit, saying what it cut:
 
 1. Whitespace: runs of spaces collapse, indentation becomes two spaces, blank-line runs one line.
-2. Status lines: a line (numbers ignored) found in at least 3/4 of the distinct observations,
-   at least 3 of them, is a banner or a score line (detected by repetition, never per game). It is left
-   out of the observations and shown once in a note; the last observations keep it.
-3. Repeats: an observation (over 80 characters) identical to an earlier one points back to it, `(same as [j])`;
-   one that differs from an earlier one in a few lines or sentences shows only the
-   differences, `(as [j], except:` then `- old` / `+ new` lines); identical steps repeated back
-   to back (the same 1 to 4 actions with the same observations, such as `wait` x5 or a
+2. Status lines: a line (numbers ignored) found in at least 3/4 of the distinct observations, at
+   least 3 of them, is a banner or a score line (detected by repetition, never per game). It is
+   left out of the middle observations and named once in a note; the first and the last
+   observations keep it.
+3. Repeats: an observation (over 80 characters) identical to an earlier one points back to it,
+   `(same as [j])`; one that differs from an earlier one in a few lines or sentences shows only
+   the differences (`(as [j], except:` then `- old` / `+ new` lines); identical steps repeated
+   back to back (the same 1 to 4 actions with the same observations, such as `wait` x5 or a
    two-room walk) collapse into one line that names the actions and the count.
-4. Only then, if the text is still over budget, in this order: the middle observations are
-   shortened to a common cap (short ones, the result of an action, survive whole; long ones
-   lose their ends, each marked with how much); then middle observations are left out and
-   their actions listed on one line; then long middle actions are shortened; then the oldest
-   middle steps are left out as a block. A notice at the top says what was cut and how much,
-   with `NOT_SHOWN_RULE`. Nothing is ever cut between the last `tail_turns` actions, and the
-   last `keep_last` observations are shown whole; only a budget too small for the tail itself
-   shortens those (marked the same way).
+4. Only then, if the text is still over budget, in this order: (a) the middle observations are
+   shortened to a common cap (the short ones, the result of an action, survive whole; the long
+   ones keep their start, each marked with how many tokens went); (b) the observations of a
+   block of middle steps, taken from the centre outwards, are left out and the block's actions
+   listed on one line, keeping to the last the steps worth keeping: an observation whose words
+   the later actions use (a recipe read on the way, a clue) and a short one never seen before
+   (an action's result); (c) actions longer than 32 tokens are shortened; (d) a block of middle
+   steps from the centre is left out entirely. A notice at the top says what was cut and how
+   much, with `NOT_SHOWN_RULE`; each place where something went is marked. Nothing is ever cut
+   between the last `tail_turns` actions, and the first observation and the last `keep_last`
+   are shown whole; only a budget too small for them shortens those (marked the same way), and
+   below that the start of the text goes, with a notice.
 
 Tokens are counted by `estimate_tokens`: characters / 3.5, rounded up. The embedded models'
 tokenizer is not available without loading the model, and on the English these environments
@@ -44,6 +49,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+from rbdspy.types import OBSERVATION_ROLES
 
 if TYPE_CHECKING:
     from rbdspy.types import Trajectory
@@ -70,7 +77,6 @@ NOT_SHOWN_RULE = (
     "Never judge a trajectory a failure because of steps you were not shown: judge the steps you see, "
     "above all the last ones."
 )
-OBSERVATION_ROLES = ("env", "tool", "observation")  # the same roles as rbdspy.types
 
 _STATUS_SHARE = 0.75  # a line in at least this share of the distinct observations is a status line
 _STATUS_MIN_OBSERVATIONS = 3
@@ -86,40 +92,11 @@ _FOLD_OBS_CAP = 24  # once observations are folded, the others keep about one se
 _KEY_WEIGHT = 4  # a key observation may keep this many times the common cap, and is folded last
 _KEY_SHARE = 0.34  # share of an observation's words used by later actions that makes it a key one
 _STOPWORDS = frozenset(
-    [
-        "the",
-        "and",
-        "you",
-        "that",
-        "this",
-        "with",
-        "for",
-        "are",
-        "see",
-        "there",
-        "also",
-        "has",
-        "have",
-        "from",
-        "into",
-        "its",
-        "which",
-        "not",
-        "can",
-        "your",
-        "one",
-        "part",
-        "room",
-        "another",
-        "some",
-        "called",
-        "here",
-        "what",
-        "will",
-        "was",
-        "were",
-        "been",
-    ]
+    re.findall(
+        r"\w+",
+        "the and you that this with for are see there also has have from into its which not can your one part room "
+        "another some called here what will was were been",
+    )
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 
@@ -169,7 +146,7 @@ class _Item:
     ref: int | None = None  # an identical earlier observation
     diff: list[str] | None = None  # "- old" / "+ new" lines against `base`
     base: int | None = None
-    whole: bool = False  # one of the last observations: always shown whole
+    whole: bool = False  # the first observation or one of the last: always shown whole
     tail: bool = False  # in the last `tail_turns` turns: never left out
     in_run: bool = False  # a repetition, shown by its `_Run` line
     key: bool = False  # an observation whose words the later actions use (a recipe, a clue)
@@ -713,7 +690,10 @@ class _Layout:
                 for text, n, varied in self.status[:3]
             )
             more = f" and {len(self.status) - 3} more" if len(self.status) > 3 else ""
-            notes.append(f"Lines repeated in most observations are shown only in the last ones; latest: {shown}{more}.")
+            notes.append(
+                "Lines repeated in most observations are shown only in the first and the last ones; "
+                f"latest: {shown}{more}."
+            )
         if cuts:
             parts = []
             shortened = [c for c in cuts if c.kind == "shortened"]

@@ -91,7 +91,8 @@ def test_default_render_of_a_small_trajectory_is_unchanged():
     )
     assert small.render() == (
         "[0] user: boil the water\n[1] env: The room.   The room.   The room.   The room.   The room.   The room.   "
-        "The room.   The room.   The room.   The room.\n[2] assistant: look\n[3] env: (same as [1])\n[final answer] done"
+        "The room.   The room.   The room.   The room.\n[2] assistant: look\n[3] env: (same as [1])\n"
+        "[final answer] done"
     )
 
 
