@@ -107,6 +107,10 @@ def ui_command(host: str = "127.0.0.1", port: int = 5000) -> list[str]:
         host,
         "--port",
         str(port),
+        # One worker: a local UI for one user; MLflow's default four (and its job runners) took
+        # about 50 s to answer on a 2-core machine.
+        "--workers",
+        "1",
     ]
 
 

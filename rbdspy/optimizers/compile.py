@@ -242,13 +242,15 @@ def compile_program(
         **(extra_params or {}),
     }
     started = time.perf_counter()
+    # The run first: it switches DSPy autologging on, and dspy.context copies the callbacks as
+    # they are when it is entered, so the other order records no trace of this compile.
     with (
-        dspy.context(lm=lm),
         tracking.run(
             f"compile-{target}-{optimizer}",
             experiment=experiment,
             tags={"rbdspy.kind": "compile", "rbdspy.target": target},
         ) as active,
+        dspy.context(lm=lm),
         tempfile.TemporaryDirectory() as tmp,
     ):
         import mlflow
@@ -336,11 +338,11 @@ def evaluate_program(
     files = expand_paths(data)
     examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed))
     program = load_program(target, compiled)
-    with (
-        dspy.context(lm=lm),
+    with (  # the run first, as in compile_program: autologging must be on before dspy.context
         tracking.run(
             f"eval-{target}", experiment=experiment, tags={"rbdspy.kind": "eval", "rbdspy.target": target}
         ) as active,
+        dspy.context(lm=lm),
         tempfile.TemporaryDirectory() as tmp,
     ):
         tracking.log_params(

@@ -156,3 +156,17 @@ def test_evaluate_program_logs_an_eval_run(data_files, tmp_path, mlflow_store):
 def test_compile_without_an_lm_says_so(data_files, tmp_path):
     with pytest.raises(ValueError, match="needs an LM"):
         compile_program("judge", "gepa", [data_files[0]], [data_files[1]], out_dir=tmp_path)
+
+
+def test_the_first_eval_of_a_process_records_its_traces(data_files, tmp_path, mlflow_store, monkeypatch):
+    """Autologging is switched on by the run; the LM context must come after it, or DSPy's
+    context keeps the callbacks of before and the eval's calls are not traced."""
+    monkeypatch.setenv("RBDSPY_MLFLOW_AUTOLOG", "1")
+    try:
+        _, run_id = evaluate_program("judge", [data_files[1]], lm=scripted_lm(), display_progress=False)
+        mlflow.set_tracking_uri(mlflow_store)
+        experiment = mlflow.get_run(run_id).info.experiment_id
+        assert len(mlflow.search_traces(locations=[experiment], return_type="list")) > 0
+    finally:
+        mlflow.dspy.autolog(disable=True, silent=True)
+        dspy.settings.configure(callbacks=[])
