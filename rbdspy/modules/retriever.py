@@ -26,10 +26,12 @@ MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
 AUTO = "auto"
 
 
-def _tiebreak(query: str, item_id: str) -> str:
+def _tiebreak(query: str, position: int) -> str:
     """A per-query pseudo-random order for exact ties: never the order items were inserted in,
-    which would serve the oldest of many identical keys on every task."""
-    return hashlib.blake2b(f"{query}\0{item_id}".encode(), digest_size=8).hexdigest()
+    which would serve the oldest of many identical keys on every task. It hashes the item's
+    position in the store's answer (ties come in insertion order), not its id: ids are random, so
+    a run that hashed them served different items on a rerun with the same seed."""
+    return hashlib.blake2b(f"{query}\0{position}".encode(), digest_size=8).hexdigest()
 
 
 class MemoryRetriever(dspy.Module):
@@ -120,8 +122,8 @@ class MemoryRetriever(dspy.Module):
         for n, (item, similarity) in enumerate(candidates):
             score = similarity + (self.situation_weight * situated[n] if situated else 0.0)
             rank = rank_score(score, item.value, self.utility_weight) if self.ranking == "utility" else score
-            rows.append((rank, score, item, similarity, situated[n] if situated else None))
-        rows.sort(key=lambda row: (-row[0], -row[1], _tiebreak(situation or task, row[2].id)))
+            rows.append((rank, score, item, similarity, situated[n] if situated else None, n))
+        rows.sort(key=lambda row: (-row[0], -row[1], _tiebreak(situation or task, row[5])))
         served = rows[:k]
         retrieval = [
             {
@@ -133,7 +135,7 @@ class MemoryRetriever(dspy.Module):
                 "rank_score": round(float(rank), 4),
                 "value": round(item.value, 4),
             }
-            for rank, _, item, similarity, sit in served
+            for rank, _, item, similarity, sit, _ in served
         ]
         return dspy.Prediction(
             memories=[row[2] for row in served], scores=[row[0] for row in served], retrieval=retrieval
