@@ -52,7 +52,7 @@ def _server(url: str | None):
         return None, url
     import pgserver
 
-    server = pgserver.get_server(tempfile.mkdtemp(prefix="rbdspy-pg-"), cleanup_mode="stop")
+    server = pgserver.get_server(tempfile.mkdtemp(prefix="rbdspy-pg-"), cleanup_mode="delete")
     return server, server.get_uri()
 
 
