@@ -44,7 +44,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Database",
     "InvalidItemError",
-    "RowParser",
+    "BaseDatabase",
     "blob",
     "chunks",
     "used_item",
@@ -125,17 +125,35 @@ class InvalidItemError(ValueError):
     by hand): reads skip it and report it; it can still be removed or overwritten by id."""
 
 
-class RowParser:
-    """Reading an item's JSON row, shared by the SQLite and PostgreSQL databases: a row that does
-    not validate is reported once (with how to remove it) and skipped, never fatal.
+class BaseDatabase:
+    """What the SQLite and PostgreSQL databases share: reading an item's JSON row (a row that
+    does not validate is reported once, with how to remove it, and skipped, never fatal) and the
+    meta that records the bank's identity and embedder.
 
     Subclasses set `self.where` (the file or server named in messages), `self.bank` (what
-    `--path` takes to reach the bank) and `self.invalid_ids = set()`.
+    `--path` takes to reach the bank), `self.invalid_ids = set()` and `self.meta`, and define
+    `read_meta()`.
     """
 
     where: Any
     bank: Any
     invalid_ids: set[str]
+    meta: dict[str, str]
+
+    def read_meta(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    @property
+    def uuid(self) -> str:
+        return self.meta["db_uuid"]
+
+    def recorded_dim(self) -> int | None:
+        """The dim of the stored vectors, or None before the first write (re-reads the meta
+        once it is missing: another process may have made the first write)."""
+        if "embedder_dim" not in self.meta:
+            self.read_meta()
+        value = self.meta.get("embedder_dim")
+        return int(value) if value is not None else None
 
     def parse(self, id: str, data: str) -> MemoryItem | None:
         """The item a row holds, or None (reported once) when the row does not validate: one bad
@@ -156,7 +174,7 @@ class RowParser:
         )
 
 
-class Database(RowParser):
+class Database(BaseDatabase):
     """The SQLite file of one store: connection, schema, meta, transactions, change log, rows."""
 
     def __init__(self, directory: Path):
@@ -255,18 +273,6 @@ class Database(RowParser):
         """A meta value as the database holds it now (another process may have changed it)."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row is not None else None
-
-    @property
-    def uuid(self) -> str:
-        return self.meta["db_uuid"]
-
-    def recorded_dim(self) -> int | None:
-        """The dim of the stored vectors, or None before the first write (re-reads the meta
-        once it is missing: another process may have made the first write)."""
-        if "embedder_dim" not in self.meta:
-            self.read_meta()
-        value = self.meta.get("embedder_dim")
-        return int(value) if value is not None else None
 
     # ------------------------------------------------------------------ transactions
 

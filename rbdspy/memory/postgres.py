@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from rbdspy.memory.database import SCHEMA_VERSION, InvalidItemError, RowParser, chunks, used_item
+from rbdspy.memory.database import SCHEMA_VERSION, BaseDatabase, InvalidItemError, chunks, used_item
 from rbdspy.types import MemoryItem
 
 __all__ = ["DEFAULT_NAMESPACE", "PgDatabase", "check_namespace", "is_postgres_url", "redacted"]
@@ -126,7 +126,7 @@ def _connect(url: str):
         ) from exc
 
 
-class PgDatabase(RowParser):
+class PgDatabase(BaseDatabase):
     """The tables of one bank on a PostgreSQL server, seen through one namespace (or all)."""
 
     def __init__(self, url: str, namespace: str | None):
@@ -206,16 +206,6 @@ class PgDatabase(RowParser):
     def meta_value(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM rbdspy_meta WHERE key = %s", (key,)).fetchone()
         return row[0] if row is not None else None
-
-    @property
-    def uuid(self) -> str:
-        return self.meta["db_uuid"]
-
-    def recorded_dim(self) -> int | None:
-        if "embedder_dim" not in self.meta:
-            self.read_meta()
-        value = self.meta.get("embedder_dim")
-        return int(value) if value is not None else None
 
     # ------------------------------------------------------------------ transactions and locks
 

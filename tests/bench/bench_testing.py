@@ -4,8 +4,11 @@ answer whatever order they come in."""
 
 from __future__ import annotations
 
+import io
+
 import dspy
 from dspy.utils import DummyLM
+from rich.console import Console
 
 LESSON = {
     "title": "Check the room first",
@@ -56,3 +59,33 @@ class CallCounter:
                 counter.agent_calls += agent_prompt(inputs.get("messages") or [])
 
         return _Callback()
+
+
+def quiet_bench(env, out, embedder, arms: str, **options):
+    """`run_bench` on the scripted LM and an open environment, with no MLflow and no console."""
+    from rbdspy.bench import run_bench
+
+    return run_bench(
+        scripted_lm(),
+        embedder,
+        out,
+        arms=arms,
+        environment=env,
+        mlflow=False,
+        console=Console(file=io.StringIO()),
+        n_resamples=200,
+        **options,
+    )
+
+
+class Unclosed:
+    """The session environment, which a harness under test must not close."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def close(self):
+        pass

@@ -1,14 +1,11 @@
 """`rbdspy bench --bank-url postgresql://...`: the arms' banks live on a PostgreSQL server, one
 namespace per run and arm, and the run plays exactly as it does with banks in directories."""
 
-import io
 import json
 import re
 
-from bench_testing import scripted_lm
-from rich.console import Console
+from bench_testing import quiet_bench
 
-from rbdspy.bench import run_bench
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.runner import arm_namespace
 from rbdspy.memory import MemoryStore
@@ -19,18 +16,7 @@ ITEM_ID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
 def _run(env, out, embedder, **options):
-    return run_bench(
-        scripted_lm(),
-        embedder,
-        out,
-        arms=ARMS,
-        smoke=True,
-        environment=env,
-        mlflow=False,
-        console=Console(file=io.StringIO()),
-        n_resamples=200,
-        **options,
-    )
+    return quiet_bench(env, out, embedder, ARMS, smoke=True, **options)
 
 
 def _comparable(out) -> list[str]:

@@ -5,7 +5,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from bench_testing import scripted_lm
+from bench_testing import Unclosed, scripted_lm
 from typer.testing import CliRunner
 
 import rbdspy.bench
@@ -95,7 +95,7 @@ def test_memory_bench_script_smoke(demo_env, tmp_path, capsys, hash_embedder, mo
     import rbdspy.envs.task_sets
 
     # Reuse the session's JVM.
-    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": Unclosed(demo_env))
     spec = importlib.util.spec_from_file_location("memory_bench", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -104,19 +104,6 @@ def test_memory_bench_script_smoke(demo_env, tmp_path, capsys, hash_embedder, mo
     out = capsys.readouterr().out
     assert list(results["arms"]) == ["no-memory", "reasoningbank"]
     assert "| reasoningbank |" in out and "Reproduce: python benchmarks/memory_bench.py --smoke" in out
-
-
-class _Unclosed:
-    """The session environment, which the harness must not close."""
-
-    def __init__(self, env):
-        self._env = env
-
-    def __getattr__(self, name):
-        return getattr(self._env, name)
-
-    def close(self):
-        pass
 
 
 def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_path, monkeypatch, mlflow_store):
@@ -132,7 +119,7 @@ def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_pa
     from rbdspy.memory.embedders import HashEmbedder
 
     specs = []
-    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": Unclosed(demo_env))
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or scripted_lm())
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: HashEmbedder(dim=64))
     out = tmp_path / "run"

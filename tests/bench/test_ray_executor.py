@@ -2,15 +2,13 @@
 the sequential run (timings and random item ids aside), resumable the same way; a missing Ray,
 an LM that cannot travel and a run directory a worker cannot see are each one clear error."""
 
-import io
 import json
 import re
 import sys
 import threading
 
 import pytest
-from bench_testing import scripted_lm
-from rich.console import Console
+from bench_testing import Unclosed, quiet_bench, scripted_lm
 from typer.testing import CliRunner
 
 import rbdspy.bench
@@ -38,18 +36,7 @@ def ray_cluster():
 
 
 def _run(env, out, embedder, arms=ARMS, **options):
-    return run_bench(
-        scripted_lm(),
-        embedder,
-        out,
-        arms=arms,
-        smoke=True,
-        environment=env,
-        mlflow=False,
-        console=Console(file=io.StringIO()),
-        n_resamples=200,
-        **options,
-    )
+    return quiet_bench(env, out, embedder, arms, smoke=True, **options)
 
 
 def _comparable(rows: list[dict], drop: tuple[str, ...] = ()) -> str:
@@ -105,7 +92,7 @@ def test_rbdspy_bench_executor_ray_smoke(ray_cluster, demo_env, tmp_path, monkey
     import rbdspy.envs.task_sets
     from rbdspy.memory.embedders import HashEmbedder
 
-    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": _Unclosed(demo_env))
+    monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": Unclosed(demo_env))
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: scripted_lm())
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: HashEmbedder(dim=64))
     out = tmp_path / "run"
@@ -115,19 +102,6 @@ def test_rbdspy_bench_executor_ray_smoke(ray_cluster, demo_env, tmp_path, monkey
     assert list(saved["arms"]) == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
     assert all(s["n_tasks"] == 6 for s in saved["arms"].values())
     assert all(r["error"] is None for arm in saved["arms"] for r in read_records(arm_path(out, arm)))
-
-
-class _Unclosed:
-    """The session environment, which the harness must not close."""
-
-    def __init__(self, env):
-        self._env = env
-
-    def __getattr__(self, name):
-        return getattr(self._env, name)
-
-    def close(self):
-        pass
 
 
 def test_without_ray_the_run_stops_before_any_work_with_the_install_line(monkeypatch, tmp_path, hash_embedder):

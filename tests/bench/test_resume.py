@@ -6,10 +6,10 @@ import json
 
 import dspy
 import pytest
-from bench_testing import CallCounter, scripted_lm
+from bench_testing import CallCounter, quiet_bench
 from rich.console import Console
 
-from rbdspy.bench import report_run, run_bench
+from rbdspy.bench import report_run
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.memory import MemoryStore
 
@@ -18,19 +18,7 @@ N, STEPS = 4, 2
 
 
 def _run(env, out, embedder, arms=ARMS, **options):
-    return run_bench(
-        scripted_lm(),
-        embedder,
-        out,
-        arms=arms,
-        n_tasks=N,
-        max_steps=STEPS,
-        environment=env,
-        mlflow=False,
-        console=Console(file=io.StringIO()),
-        n_resamples=200,
-        **options,
-    )
+    return quiet_bench(env, out, embedder, arms, n_tasks=N, max_steps=STEPS, **options)
 
 
 def _cut(path, keep, torn=False):
