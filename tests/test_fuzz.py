@@ -1,6 +1,8 @@
 """Property-based fuzzing of what reads untrusted input: the memory block the agent sees, the
-trajectory shapes the bank accepts, and JSONL files of memory items. Each either gives a valid
-result or raises the documented error; nothing else, whatever the input."""
+trajectory shapes the bank accepts, JSONL files of memory items, and whatever an LM answers the
+judge and the extractor. Each either gives a valid result or raises the documented error;
+nothing else, whatever the input. 4 x 2,500 = 10,000 inputs per run (the stateful store test
+in tests/memory/test_store_stateful.py comes on top)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from hypothesis import strategies as st
 
 from rbdspy.memory.formatting import FENCE_CLOSE, FENCE_OPEN, format_memory_block
 from rbdspy.memory.jsonl import read_items
-from rbdspy.types import Trajectory
+from rbdspy.modules.judge import Judge, _checks, _unit_interval
+from rbdspy.modules.lesson_caps import normalise_lessons
+from rbdspy.types import Lesson, Trajectory
 
-FUZZ = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # Text that tries to break out: fence markers, role tags, control and bidi characters, any Unicode.
 hostile = st.lists(
     st.one_of(
@@ -70,3 +74,17 @@ def test_any_jsonl_bytes_are_read_or_refused_naming_the_line(tmp_path, lines):
         assert str(path) in str(error) and "line" in str(error)
         return
     assert all(item.title for item in items)
+
+
+@FUZZ
+@given(json_values, json_values, json_values, json_values, st.integers(min_value=1, max_value=5))
+def test_any_lm_answer_gives_a_verdict_or_lessons_never_an_error(verdict, rationale, checks, lessons, cap):
+    import dspy
+
+    label = Judge._verdict(dspy.Prediction(verdict=verdict, rationale=rationale)).label
+    assert label in ("success", "failure", "indeterminate")
+    assert all(isinstance(c["requirement"], str) and isinstance(c["met"], bool) for c in _checks(checks))
+    confidence = _unit_interval(verdict)
+    assert confidence is None or 0.0 <= confidence <= 1.0
+    drafts = normalise_lessons(lessons, cap)
+    assert len(drafts) <= cap and all(isinstance(d, Lesson) for d in drafts)
