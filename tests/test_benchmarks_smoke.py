@@ -73,3 +73,25 @@ def test_judge_designs_smoke_runs_every_design_and_resumes(tmp_path, capsys):
     more = module.main(["--smoke", "--out", str(out), "--resume", "--limit", "3"])  # one more record per file
     assert len(more["rows"]) == 8 * 6
     assert all(p.read_text().startswith(before[p.name]) for p in lines)
+
+
+def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
+    module = _load("poison_bench")
+    out = tmp_path / "run"
+    result = module.main(["--smoke", "--out", str(out)])
+    printed = capsys.readouterr().out
+    corpus = module.ATTACKS, module.CRAFTED
+    assert len(result["rows"]) == 2 * len(corpus[0]) + len(corpus[1]) and len(corpus[0]) >= 30 and len(corpus[1]) >= 20
+    assert {r["family"] for r in result["rows"] if r["side"] == "read"} == set(module.FAMILIES)
+    assert not any(r.get("error") for r in result["rows"])
+    assert "| family | sanitised block | naive block |" in printed and "| **all** |" in printed
+    assert "| extractor writes the attacker's lesson |" in printed
+    assert f"Reproduce: python benchmarks/poison_bench.py --smoke --out {out} --resume" in printed
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    assert len(lines) == len(result["rows"])
+    with pytest.raises(SystemExit, match="--resume"):
+        module.main(["--smoke", "--out", str(out)])
+    again = module.main(["--smoke", "--out", str(out), "--resume"])  # nothing left to run
+    assert (out / "trials.jsonl").read_text().splitlines() == lines and len(again["rows"]) == len(lines)
+    naive = module.naive_block(module.ATTACKS[0].item)
+    assert module.ATTACKS[0].item.content in naive and "<<<MEMORY" in module.memory_for("sanitised", module.ATTACKS[0])

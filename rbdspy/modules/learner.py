@@ -49,6 +49,10 @@ class Learner:
             reward), label it with that instead of asking the judge.
         retire_harmful: after recording a task's outcome, retire the served items that are now
             confidently harmful (`memory/ranking.py`).
+        quarantine: opt-in write-side defence (`rbdspy.memory.defence.Quarantine`): lessons whose
+            text carries instructions, role tags, fence markers or payloads (or whose provenance
+            it does not trust) are held on `quarantine.held` and never stored. None (the default)
+            stores every lesson, as before.
     """
 
     def __init__(
@@ -60,8 +64,10 @@ class Learner:
         scope: str | None = None,
         trust_outcome: bool = False,
         retire_harmful: bool = False,
+        quarantine: Any = None,
     ):
         self.owner = owner
+        self.quarantine = quarantine
         self.store = store
         self.policy = make_policy(consolidation)
         self.scope = scope
@@ -114,11 +120,12 @@ class Learner:
         if verdict is None:
             verdict = yield from self.label_plan(trajectory, outcome)
         added: list[MemoryItem] = []
-        if verdict.is_determinate:
+        refused = self.quarantine is not None and bool(self.quarantine.refuse(trajectory))
+        if verdict.is_determinate and not refused:
             inputs = {"task": trajectory.task, "trajectory": trajectory, "verdict": verdict}
             lessons = (yield Call(self.owner.extractor, inputs)).lessons
             provenance = [provenance_of(trajectory, verdict, situation)]
-            added = yield Blocking(self.store_lessons, (lessons, source or verdict.label, provenance))
+            added = yield Blocking(self.store_lessons, (lessons, source or verdict.label, provenance, verdict))
         return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
 
     def contrast_plan(
@@ -135,18 +142,29 @@ class Learner:
         inputs = {"task": task, "trajectories": list(trajectories), "verdicts": list(verdicts)}
         lessons = (yield Call(self.owner.distiller, inputs)).lessons
         provenance = [provenance_of(t, v, situation) for t, v in zip(trajectories, verdicts, strict=True)]
-        return (yield Blocking(self.store_lessons, (lessons, "contrast", provenance)))
+        # The contrast's lessons are as trusted as its least trusted attempt.
+        weakest = next((v for v in verdicts if v.source != "ground_truth"), verdicts[0] if verdicts else None)
+        return (yield Blocking(self.store_lessons, (lessons, "contrast", provenance, weakest)))
 
     def store_lessons(
-        self, lessons: Sequence[Any], source: SourceKind, provenance: list[Provenance]
+        self,
+        lessons: Sequence[Any],
+        source: SourceKind,
+        provenance: list[Provenance],
+        verdict: Verdict | None = None,
     ) -> list[MemoryItem]:
-        """Consolidates lessons into the store, each item carrying `provenance`."""
+        """Consolidates lessons into the store, each item carrying `provenance`; with a
+        quarantine, only the lessons it lets through (`verdict`: what they were learned under)."""
         if not lessons:
             return []
         items = [
             MemoryItem.from_lesson(lesson, source=source, provenance=list(provenance), scope=self.scope)
             for lesson in lessons
         ]
+        if self.quarantine is not None:
+            items, _held = self.quarantine.split(items, verdict)
+            if not items:
+                return []
         return self.policy.apply(self.store, items)
 
     # ---- bookkeeping of uses --------------------------------------------------------------

@@ -97,6 +97,9 @@ class ReasoningBank(dspy.Module):
             package ships (`rbdspy/compiled/`), where present; a path to the output directory of
             `rbdspy compile` (or a .json saved by `save()`) loads those instead; None or False
             keeps the hand-written prompts. `compiled_from` lists the files loaded.
+        quarantine: opt-in write-side defence, a `rbdspy.memory.defence.Quarantine`: lessons
+            whose text carries instructions aimed at a model (or whose provenance it does not
+            trust) are held back instead of stored. None (the default) stores every lesson.
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class ReasoningBank(dspy.Module):
         ranking: Ranking = DEFAULT_RANKING,
         min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
         query: QueryKind = "situation",
+        quarantine: Any = None,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -145,6 +149,7 @@ class ReasoningBank(dspy.Module):
             scope=scope,
             trust_outcome=trust_outcome,
             retire_harmful=ranking == "utility",
+            quarantine=quarantine,
         )
         self.scope = scope
         self.memory_field = memory_field
