@@ -143,6 +143,22 @@ class BaseDatabase:
     def read_meta(self) -> dict[str, str]:
         raise NotImplementedError
 
+    def items(self) -> list[MemoryItem]:
+        raise NotImplementedError
+
+    def retired_count(self) -> int:
+        return sum(1 for item in self.items() if item.retired)
+
+    def parsed_or_raise(self, id: str, row: tuple | None) -> MemoryItem | None:
+        """The item of a fetched (data,) row, None when there is no row, InvalidItemError when
+        the row does not validate (a read by id must say so rather than skip it)."""
+        if row is None:
+            return None
+        item = self.parse(id, row[0])
+        if item is None:
+            raise InvalidItemError(self.invalid_message(id))
+        return item
+
     @property
     def uuid(self) -> str:
         return self.meta["db_uuid"]
@@ -384,12 +400,7 @@ class Database(BaseDatabase):
 
     def item(self, id: str) -> MemoryItem | None:
         row = self.conn.execute("SELECT data FROM items WHERE id = ?", (id,)).fetchone()
-        if row is None:
-            return None
-        item = self.parse(id, row[0])
-        if item is None:
-            raise InvalidItemError(self.invalid_message(id))
-        return item
+        return self.parsed_or_raise(id, row)
 
     def items(self, limit: int | None = None, scope: str | None = None, unscoped: bool = False) -> list[MemoryItem]:
         """Items in insertion order: all, one `scope`'s, or (unscoped=True) those without one."""
@@ -418,9 +429,6 @@ class Database(BaseDatabase):
 
     def contains(self, id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM items WHERE id = ?", (id,)).fetchone() is not None
-
-    def retired_count(self) -> int:
-        return sum(1 for item in self.items() if item.retired)
 
     def counts(self) -> tuple[dict[str, int], dict[str | None, int]]:
         """Item counts by source and by scope."""

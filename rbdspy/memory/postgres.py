@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from rbdspy.memory.database import SCHEMA_VERSION, BaseDatabase, InvalidItemError, chunks, used_item
+from rbdspy.memory.database import SCHEMA_VERSION, BaseDatabase, chunks, used_item
 from rbdspy.types import MemoryItem
 
 __all__ = ["DEFAULT_NAMESPACE", "PgDatabase", "check_namespace", "is_postgres_url", "redacted"]
@@ -312,15 +312,12 @@ class PgDatabase(BaseDatabase):
     def item(self, id: str) -> MemoryItem | None:
         where, params = self.scoped("id = %s", params=[id])
         row = self.conn.execute(f"SELECT data FROM rbdspy_items{where} ORDER BY pk LIMIT 1", params).fetchone()
-        if row is None:
-            return None
-        item = self.parse(id, row[0])
-        if item is None:
-            raise InvalidItemError(self.invalid_message(id))
-        return item
+        return self.parsed_or_raise(id, row)
 
     def items(self, limit: int | None = None, scope: str | None = None, unscoped: bool = False) -> list[MemoryItem]:
-        conditions, params = (["scope IS NULL"], []) if unscoped else (["scope = %s"], [scope]) if scope else ([], [])
+        from rbdspy.memory.inputs import UNSCOPED
+
+        conditions, params = self.scope_condition(UNSCOPED if unscoped else scope)
         where, params = self.scoped(*conditions, params=params)
         sql = f"SELECT id, data FROM rbdspy_items{where} ORDER BY pk"
         if limit is not None:
@@ -357,9 +354,6 @@ class PgDatabase(BaseDatabase):
             ).fetchall()
         )
         return by_source, by_scope
-
-    def retired_count(self) -> int:
-        return sum(1 for item in self.items() if item.retired)
 
     def find(self, id: str) -> tuple[int, str | None, MemoryItem | None] | None:
         """Inside a write transaction: (pk, scope, item) of the item with this id, its row locked."""
