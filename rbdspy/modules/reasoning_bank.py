@@ -23,6 +23,7 @@ from rbdspy.modules.learner import Learner
 from rbdspy.modules.lm_errors import act
 from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
 from rbdspy.modules.retriever import DEFAULT_K, MemoryRetriever, Ranking
+from rbdspy.render import as_renderer
 from rbdspy.types import MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
@@ -118,6 +119,8 @@ class ReasoningBank(dspy.Module):
         min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
         query: QueryKind = "situation",
         quarantine: Any = None,
+        judge: Judge | None = None,
+        renderer: Any = None,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -136,9 +139,16 @@ class ReasoningBank(dspy.Module):
         self.agent = agent
         self.store = store
         self.retriever = MemoryRetriever(store, k=k, scope=scope, ranking=ranking, min_similarity=min_similarity)
-        self.judge = Judge()
-        self.extractor = Extractor()
-        self.distiller = ContrastiveDistiller()
+        if judge is not None and not isinstance(judge, Judge):
+            raise TypeError(
+                f"judge must be an rbdspy Judge (e.g. Judge(design='checklist')); got {type(judge).__name__}"
+            )
+        # One renderer for the judge, the extractor and the distiller: each reads the trajectory
+        # as the others do. A judge given with its own renderer keeps it.
+        renderer = as_renderer(renderer)
+        self.judge = judge if judge is not None else Judge(renderer=renderer)
+        self.extractor = Extractor(renderer=renderer)
+        self.distiller = ContrastiveDistiller(renderer=renderer)
         # The agent declares its situation (EnvAgent: the task plus the first observation): the
         # bank retrieves by it, and lessons are stored under the situation they were learned in.
         self.query = "situation" if query == "situation" and callable(getattr(agent, "situation", None)) else "task"

@@ -51,3 +51,57 @@ def test_a_plain_callable_is_a_renderer():
     dspy.configure(lm=lm)
     Extractor(renderer=lambda t: f"{len(t.steps)} steps")(task="cook", trajectory=walk(3), verdict="success")
     assert "7 steps" in trajectory_field(lm)
+
+
+class _Agent(dspy.Module):
+    def __init__(self):
+        super().__init__()
+        self.predict = dspy.Predict("task, memory -> answer")
+
+    def forward(self, task, memory):
+        return dspy.Prediction(answer="done", trajectory=walk(60))
+
+
+def _bank(tmp_path, **kwargs):
+    from rbdspy import MemoryStore, ReasoningBank
+    from rbdspy.memory.embedders import HashEmbedder
+
+    return ReasoningBank(
+        _Agent(), MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)), compiled=None, **kwargs
+    )
+
+
+def test_the_bank_shows_judge_and_extractor_one_renderer(tmp_path):
+    renderer = EvidenceRenderer(budget_tokens=500)
+    bank = _bank(tmp_path, renderer=renderer)
+    assert (
+        bank.judge.renderer is renderer and bank.extractor.renderer is renderer and bank.distiller.renderer is renderer
+    )
+    lm = DummyLM([{"rationale": "the dish was cooked", "verdict": "success"}, {"lessons": []}])
+    dspy.configure(lm=lm)
+    out = bank(task="cook")
+    judged, extracted = (call["messages"][-1]["content"] for call in lm.history[-2:])
+    shown = renderer(out.trajectory)  # the agent's steps plus its final answer
+    assert shown in judged and shown in extracted
+    assert "characters of the middle omitted" not in judged + extracted
+
+
+def test_the_bank_takes_a_judge_of_another_design(tmp_path):
+    from rbdspy.modules.judge import Judge
+
+    judge = Judge(design="confidence", threshold=0.9)
+    bank = _bank(tmp_path, judge=judge)
+    assert bank.judge is judge and bank.extractor.renderer is None
+    dspy.configure(lm=DummyLM([{"rationale": "unsure", "verdict": "success", "confidence": 0.5}]))
+    out = bank(task="cook")
+    # below the threshold the confidence design answers indeterminate, so nothing is written
+    assert out.verdict.label == "indeterminate" and out.memories_added == [] and len(bank.store) == 0
+
+
+def test_the_bank_rejects_a_judge_that_is_not_one(tmp_path):
+    import pytest
+
+    with pytest.raises(TypeError, match="judge must be an rbdspy Judge"):
+        _bank(tmp_path, judge=dspy.Predict("task, trajectory -> verdict"))
+    with pytest.raises(TypeError, match="renderer must be"):
+        _bank(tmp_path, renderer="evidence")
