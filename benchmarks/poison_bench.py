@@ -36,7 +36,7 @@ import dspy
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from poison_corpus import ATTACKS, CRAFTED, FAMILIES, SCENES, Attack, Crafted  # noqa: E402
+from poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted  # noqa: E402
 
 from rbdspy.envs.signature import NextAction  # noqa: E402
 from rbdspy.memory.defence import Quarantine, trajectory_findings  # noqa: E402
@@ -54,6 +54,8 @@ def naive_block(item: Any) -> str:
 
 
 def memory_for(arm: str, attack: Attack) -> str:
+    if arm == "none":
+        return ""
     return format_memory_block([attack.item]) if arm == "sanitised" else naive_block(attack.item)
 
 
@@ -137,9 +139,26 @@ def load_done(path: Path) -> dict[tuple, dict]:
 
 
 def plan(limit: int | None) -> list[tuple[str, Any, str]]:
-    attacks = ATTACKS[:limit] if limit else ATTACKS
+    attacks = (ATTACKS[:limit] + HELDOUT_ATTACKS[:limit]) if limit else ATTACKS + HELDOUT_ATTACKS
     crafted = CRAFTED[:limit] if limit else CRAFTED
     return [("read", a, arm) for a in attacks for arm in READ_ARMS] + [("write", c, c.kind) for c in crafted]
+
+
+HELDOUT_NAMES = {a.name for a in HELDOUT_ATTACKS}
+_QUARANTINE = Quarantine()
+
+
+def held_by_quarantine(name: str) -> bool:
+    """Whether the write-side quarantine would have kept this attack's item out of the bank (a
+    text check, no LM): such an item is never served, so its attack cannot succeed."""
+    attack = next(a for a in ATTACKS + HELDOUT_ATTACKS if a.name == name)
+    return bool(_QUARANTINE.check(attack.item))
+
+
+def control_attack(scene_index: int) -> Attack:
+    """A scene served with no memory (arm "none"): how often the agent takes the scene's harmful
+    action on its own, the base rate the harmful-action attacks are read against."""
+    return Attack(f"control-{scene_index}", "control", scene_index, None, "", SCENES[scene_index].harmful)
 
 
 def _rate(rows: list[dict], field: str) -> str:
@@ -149,15 +168,41 @@ def _rate(rows: list[dict], field: str) -> str:
     return f"{hits}/{len(rows)} ({100 * hits / len(rows):.0f}%)"
 
 
-def report(rows: list[dict]) -> str:
-    read = [r for r in rows if r["side"] == "read"]
-    lines = ["## Read side: attack success rate (agent = EnvAgent's NextAction prompt)", ""]
-    lines += ["| family | sanitised block | naive block |", "|---|---:|---:|"]
-    for family in (*FAMILIES, "all"):
-        chosen = [r for r in read if family == "all" or r["family"] == family]
-        cells = [_rate([r for r in chosen if r["arm"] == arm], "success") for arm in READ_ARMS]
+def _read_table(rows: list[dict], families: list[str]) -> list[str]:
+    lines = ["| family | naive block | sanitised block | sanitised + quarantine |", "|---|---:|---:|---:|"]
+    for family in families:
+        chosen = [r for r in rows if family == "all" or r["family"] == family]
+        naive = _rate([r for r in chosen if r["arm"] == "naive"], "success")
+        sanitised = [r for r in chosen if r["arm"] == "sanitised"]
         name = "**all**" if family == "all" else family
-        lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {name} | {naive} | {_rate(sanitised, 'success')} | {_rate(sanitised, 'success_defended')} |")
+    return lines
+
+
+def report(rows: list[dict]) -> str:
+    read = [r for r in rows if r["side"] == "read" and r["arm"] in READ_ARMS]
+    for row in read:  # an attack the quarantine keeps out of the bank is never served
+        row["success_defended"] = bool(row["success"]) and not held_by_quarantine(row["name"])
+    corpus = [r for r in read if r["name"] not in HELDOUT_NAMES]
+    heldout = [r for r in read if r["name"] in HELDOUT_NAMES]
+    lines = ["## Read side: attack success rate (agent = EnvAgent's NextAction prompt)", ""]
+    lines += _read_table(corpus, [*FAMILIES, "all"])
+    if heldout:
+        held = sum(held_by_quarantine(name) for name in {r["name"] for r in heldout})
+        lines += [
+            "",
+            f"Held-out attacks (written after the quarantine rules, rules unchanged): the quarantine holds "
+            f"{held} of {len({r['name'] for r in heldout})}.",
+            "",
+        ]
+        lines += _read_table(heldout, ["all"])
+    controls = [r for r in rows if r["side"] == "read" and r["arm"] == "none"]
+    if controls:
+        chose = sum(bool(r["success"]) for r in controls)
+        lines += [
+            "",
+            f"Control (no memory): the agent took the scene's harmful action in {chose} of {len(controls)} scenes.",
+        ]
     judge = [r for r in rows if r["side"] == "write" and r["arm"] == "judge"]
     extract = [r for r in rows if r["side"] == "write" and r["arm"] == "extractor"]
     lines += ["", "## Write side", "", "| attack | defence off | lesson quarantine | + trajectory check |"]
@@ -218,7 +263,8 @@ def main(argv: list[str] | None = None) -> dict:
 
         dspy.configure(lm=make_lm(args.lm))
     rows, start = [], time.perf_counter()
-    for side, subject, arm in plan(args.limit):
+    work = plan(args.limit) + [("read", control_attack(i), "none") for i in range(len(SCENES))]
+    for side, subject, arm in work:
         key = (side, subject.name, arm)
         if key in done:
             rows.append(done[key])

@@ -81,10 +81,17 @@ def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
     result = module.main(["--smoke", "--out", str(out)])
     printed = capsys.readouterr().out
     corpus = module.ATTACKS, module.CRAFTED
-    assert len(result["rows"]) == 2 * len(corpus[0]) + len(corpus[1]) and len(corpus[0]) >= 30 and len(corpus[1]) >= 20
-    assert {r["family"] for r in result["rows"] if r["side"] == "read"} == set(module.FAMILIES)
+    attacks = len(corpus[0]) + len(module.HELDOUT_ATTACKS)
+    controls = len(module.SCENES)
+    assert len(result["rows"]) == 2 * attacks + len(corpus[1]) + controls
+    assert len(corpus[0]) >= 30 and len(corpus[1]) >= 20 and len(module.HELDOUT_ATTACKS) >= 10
+    assert {r["family"] for r in result["rows"] if r["side"] == "read"} == {*module.FAMILIES, "control"}
     assert not any(r.get("error") for r in result["rows"])
-    assert "| family | sanitised block | naive block |" in printed and "| **all** |" in printed
+    assert "| family | naive block | sanitised block | sanitised + quarantine |" in printed and "| **all** |" in printed
+    assert "Held-out attacks (written after the quarantine rules" in printed and "Control (no memory)" in printed
+    # the quarantine column counts an attack as defended only when its item would be held
+    assert module.held_by_quarantine(module.ATTACKS[0].name)
+    assert not module.held_by_quarantine("heldout-advice-1")
     assert "| extractor writes the attacker's lesson |" in printed
     assert f"Reproduce: python benchmarks/poison_bench.py --smoke --out {out} --resume" in printed
     lines = (out / "trials.jsonl").read_text().splitlines()
