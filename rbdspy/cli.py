@@ -660,6 +660,32 @@ def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=Fal
 CompileTargetOpt = typer.Option("judge", "--target", help="judge | extractors | all")
 TrainOpt = typer.Option(..., "--train", help="Training JSONL files or globs (repeatable, or comma-separated).")
 DevOpt = typer.Option(..., "--dev", help="Dev JSONL files or globs, scored before and after compiling (repeatable).")
+DesignOpt = typer.Option(
+    "rationale", "--design", help="Judge design: rationale | checklist | self-consistency | confidence."
+)
+BudgetTokensOpt = typer.Option(
+    None,
+    "--budget-tokens",
+    help="Show trajectories through the evidence renderer within this many tokens (default: today's "
+    "character-cut rendering). Compile and eval a judge with the same value.",
+)
+
+
+def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> int | None:
+    """Checks --design and --budget-tokens (a usage error naming the option) and returns the
+    renderer argument the programs take: the token budget, or None for today's rendering."""
+    from rbdspy.modules.judge import JUDGE_DESIGNS
+    from rbdspy.render import MIN_BUDGET_TOKENS
+
+    if design not in JUDGE_DESIGNS:
+        raise typer.BadParameter(f"{design!r} is not one of {', '.join(JUDGE_DESIGNS)}", param_hint="--design")
+    if design != "rationale" and "judge" not in targets:
+        raise typer.BadParameter("applies to the judge only (--target judge or all)", param_hint="--design")
+    if budget_tokens is not None and budget_tokens < MIN_BUDGET_TOKENS:
+        raise typer.BadParameter(
+            f"must be at least {MIN_BUDGET_TOKENS}; got {budget_tokens}", param_hint="--budget-tokens"
+        )
+    return budget_tokens
 
 
 def _lm_or_none(spec: str | None):
@@ -680,7 +706,9 @@ def _report_table(title: str, metrics: dict[str, float]) -> Table:
 @app.command("compile")
 def compile_cmd(
     target: str = CompileTargetOpt,
-    optimizer: str = typer.Option("gepa", "--optimizer", help="gepa | miprov2 | bootstrap | labeled"),
+    optimizer: str = typer.Option(
+        "gepa", "--optimizer", help="gepa | miprov2 | bootstrap | labeled | pool (judge: written strategies scored)"
+    ),
     train: list[str] = TrainOpt,
     dev: list[str] = DevOpt,
     budget: int | None = typer.Option(
@@ -714,6 +742,8 @@ def compile_cmd(
         None, "--rubric-lm", help="Also grade extracted lessons with this LM (one more call per metric call)."
     ),
     adapter: str = AdapterOpt,
+    design: str = DesignOpt,
+    budget_tokens: int | None = BudgetTokensOpt,
 ):
     """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
     JSON in --out and log the run to MLflow. `ReasoningBank(..., compiled=OUT)` uses them."""
@@ -729,6 +759,7 @@ def compile_cmd(
             check(name, optimizer)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
+    renderer = _judge_view(targets, design, budget_tokens)
     task_lm = make_lm(lm)
     dspy.configure(lm=task_lm, adapter=_adapter(adapter))
     reflection = _lm_or_none(reflection_lm)
@@ -760,6 +791,8 @@ def compile_cmd(
                 experiment=experiment,
                 log_model=log_model,
                 extra_params={"adapter": adapter},
+                design=design if name == "judge" else "rationale",
+                renderer=renderer,
             )
         except (FileNotFoundError, ValueError) as error:
             raise typer.BadParameter(str(error), param_hint="--train/--dev/--budget") from error
@@ -799,6 +832,8 @@ def eval_cmd(
     lm: str | None = LmOpt,
     rubric_lm: str | None = typer.Option(None, "--rubric-lm", help="Extractors: also grade lessons with this LM."),
     adapter: str = AdapterOpt,
+    design: str = DesignOpt,
+    budget_tokens: int | None = BudgetTokensOpt,
 ):
     """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
     extractors (lesson metric and its parts) on labelled data, as one MLflow run."""
@@ -807,6 +842,7 @@ def eval_cmd(
 
     if target not in ("judge", "extractors"):
         raise typer.BadParameter(f"{target!r} is not judge or extractors", param_hint="--target")
+    renderer = _judge_view([target], design, budget_tokens)
     import dspy
 
     dspy.configure(adapter=_adapter(adapter))
@@ -821,9 +857,11 @@ def eval_cmd(
             num_threads=threads,
             rubric_lm=_lm_or_none(rubric_lm),
             experiment=experiment,
+            design=design,
+            renderer=renderer,
         )
     except (FileNotFoundError, ValueError) as error:
-        raise typer.BadParameter(str(error), param_hint="--data/--compiled") from error
+        raise typer.BadParameter(str(error), param_hint="--data/--compiled/--design") from error
     console.print(_report_table(f"{target} ({len(report.rows)} records, {compiled or 'uncompiled'})", report.metrics))
     if report.confusion:
         table = Table(title="environment label (rows) x verdict (columns)")

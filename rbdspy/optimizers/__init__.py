@@ -5,7 +5,8 @@
                     budget=48, out_dir="compiled/")
 
 metrics.py (what is optimised), examples.py (records -> dspy.Example), recipes.py (one recipe per
-optimizer, budget -> knobs), compile.py (run, evaluate before/after, save, log to MLflow).
+optimizer, budget -> knobs), instruction_pool.py (the written judging strategies the `pool` recipe
+scores), compile.py (run, evaluate before/after, save, log to MLflow).
 """
 
 from rbdspy.optimizers.compile import (

@@ -5,6 +5,13 @@ run per compile.
                              dev=["datasets/twx-dev.jsonl"], budget=48, out_dir="compiled/")
     ReasoningBank(agent, store, compiled="compiled/")
 
+A judge is compiled for one design and one renderer (`design=`, `renderer=`, as `Judge` takes
+them): the student is built with them and every train/dev trajectory is rendered as that judge
+will see it, so few-shot demos are the same compressed trajectories. The JSON stores prompts
+only; load it with the same design and renderer (`load_program(..., design=, renderer=)`,
+`rbdspy eval --design --budget-tokens`, or `ReasoningBank(judge=Judge(design=, renderer=),
+compiled=...)`): a file of another design fails to load, naming the predictors it lacks.
+
 Each compile: samples balanced train/dev subsets, scores the uncompiled program on dev, runs the
 optimizer's recipe with its metric-call budget, scores the compiled program on the same dev
 subset, saves it as DSPy JSON (`judge.json` / `extractors.json`) and logs params (optimizer,
@@ -29,34 +36,43 @@ import dspy
 
 from rbdspy import tracking
 from rbdspy.lm.usage import LmUsage
-from rbdspy.modules.compiled import COMPONENT_FILES
+from rbdspy.modules.compiled import COMPONENT_FILES, load_component
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled, make_examples
 from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
 from rbdspy.optimizers.plots import confusion_png
-from rbdspy.optimizers.recipes import RECIPES, check, defaults_for
+from rbdspy.optimizers.recipes import RECIPES, check, defaults_for, plan
 from rbdspy.optimizers.usage import CountingMetric
+from rbdspy.render import as_renderer
 
 log = logging.getLogger(__name__)
 
 FILE_NAMES = {"judge": COMPONENT_FILES["judge"], "extractors": COMPONENT_FILES["extractor"]}
 
 
-def new_program(target: str) -> dspy.Module:
-    """The uncompiled program of a target: what `ReasoningBank` holds as `.judge` / `.extractor`."""
+def new_program(target: str, *, design: str = "rationale", renderer: Any = None) -> dspy.Module:
+    """The uncompiled program of a target: what `ReasoningBank` holds as `.judge` / `.extractor`.
+    `design` is the judge's (`Judge(design=...)`; the extractors have one design); `renderer`
+    what either is shown of a trajectory (None: `Trajectory.render`; a token budget or an
+    EvidenceRenderer)."""
     if target == "judge":
-        return Judge()
+        return Judge(design=design, renderer=renderer)
     if target == "extractors":
-        return Extractor()
+        if design != "rationale":
+            raise ValueError(f"design applies to the judge only; the extractors have one design (got {design!r})")
+        return Extractor(renderer=renderer)
     raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")
 
 
-def load_program(target: str, path: str | Path | None) -> dspy.Module:
+def load_program(
+    target: str, path: str | Path | None, *, design: str = "rationale", renderer: Any = None
+) -> dspy.Module:
     """A target's program, uncompiled (`path=None`) or loaded from a compiled JSON file or a
-    compile output directory."""
-    program = new_program(target)
+    compile output directory. The file holds prompts only: pass the design and renderer it was
+    compiled with (a judge file of another design raises ValueError naming what it lacks)."""
+    program = new_program(target, design=design, renderer=renderer)
     if path is None:
         return program
     path = Path(path)
@@ -66,8 +82,24 @@ def load_program(target: str, path: str | Path | None) -> dspy.Module:
         raise FileNotFoundError(
             f"no compiled {target} at {path} (give a .json written by `rbdspy compile`, or its output directory)"
         )
-    program.load(str(path))
+    try:
+        load_component(program, path)
+    except ValueError as error:
+        if target != "judge" or "no saved state" not in str(error):
+            raise
+        # The predictors are named after the design (predict, checklist, confident).
+        raise ValueError(f"{error} (was it compiled for another judge design than {design!r}?)") from error
     return program
+
+
+def renderer_name(renderer: Any) -> str:
+    """How a compile or eval logs its renderer: "legacy" (`Trajectory.render(max_chars)`), an
+    EvidenceRenderer's `describe()` (e.g. evidence-1800), or a callable's type."""
+    renderer = as_renderer(renderer)
+    if renderer is None:
+        return "legacy"
+    describe = getattr(renderer, "describe", None)
+    return describe() if callable(describe) else type(renderer).__name__
 
 
 @dataclass
@@ -191,11 +223,16 @@ def compile_program(
     log_model: bool = True,
     display_progress: bool = True,
     extra_params: dict[str, Any] | None = None,
+    design: str = "rationale",
+    renderer: Any = None,
 ) -> CompileResult:
     """Compiles one target (see the module docstring). `lm` defaults to `dspy.settings.lm`;
     `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`; `budget`, the limits and
-    `max_demos` to the recipe defaults for the target."""
+    `max_demos` to the recipe defaults for the target. `design` (judge only) and `renderer`
+    build the student, and `renderer` renders the examples it is compiled and scored on."""
     check(target, optimizer)
+    renderer = as_renderer(renderer)  # one renderer for the student and its examples
+    new_program(target, design=design, renderer=renderer)  # a bad design fails here, before any work
     settings = compile_settings(
         target,
         optimizer,
@@ -211,9 +248,11 @@ def compile_program(
     train_files, dev_files = expand_paths(train), expand_paths(dev)
     train_records = balanced_sample(load_labelled(train_files), train_limit, seed)
     dev_records = balanced_sample(load_labelled(dev_files), dev_limit, seed)
-    trainset, devset = make_examples(target, train_records), make_examples(target, dev_records)
+    trainset = make_examples(target, train_records, renderer=renderer)
+    devset = make_examples(target, dev_records, renderer=renderer)
     if not trainset:
         raise ValueError(f"no training records in {', '.join(map(str, train_files))}")
+    plan(optimizer, budget, len(trainset))  # a budget too small for the optimizer fails before any LM call
 
     metric = CountingMetric(metric_for(target, rubric=rubric))
     metric_feedback = CountingMetric(metric_for(target, feedback=True, rubric=rubric))
@@ -224,6 +263,8 @@ def compile_program(
     params = {
         "target": target,
         "optimizer": optimizer,
+        "design": design if target == "judge" else "",
+        "renderer": renderer_name(renderer),
         "budget_metric_calls": budget,
         "lm": _lm_name(lm),
         "reflection_lm": _lm_name(reflection_lm or lm),
@@ -258,7 +299,7 @@ def compile_program(
         workdir = Path(tmp)
         tracking.log_params(params)
         with LmUsage() as usage:
-            student = new_program(target)
+            student = new_program(target, design=design, renderer=renderer)
             before = (
                 evaluate(
                     student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
@@ -330,14 +371,18 @@ def evaluate_program(
     rubric_lm: Any = None,
     experiment: str = tracking.DEFAULT_EXPERIMENT,
     display_progress: bool = True,
+    design: str = "rationale",
+    renderer: Any = None,
 ) -> tuple[EvalReport, str]:
     """Scores a compiled (or, with `compiled=None`, the hand-written) judge or extractor on
     labelled data, as one MLflow run with the metrics, per-example results and, for the judge,
-    the confusion-matrix PNG. Returns the report and the run id."""
+    the confusion-matrix PNG. Returns the report and the run id. `design` and `renderer` as the
+    compile took them: the program is built with them and the data rendered with `renderer`."""
     lm, rubric = _lm_and_rubric(target, lm, rubric_lm, "eval")
+    renderer = as_renderer(renderer)
     files = expand_paths(data)
-    examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed))
-    program = load_program(target, compiled)
+    examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed), renderer=renderer)
+    program = load_program(target, compiled, design=design, renderer=renderer)
     with (  # the run first, as in compile_program: autologging must be on before dspy.context
         tracking.run(
             f"eval-{target}", experiment=experiment, tags={"rbdspy.kind": "eval", "rbdspy.target": target}
@@ -349,6 +394,8 @@ def evaluate_program(
             {
                 "target": target,
                 "compiled": str(compiled or "none"),
+                "design": design if target == "judge" else "",
+                "renderer": renderer_name(renderer),
                 "lm": _lm_name(lm),
                 "data_files": ",".join(map(str, files)),
                 "data_sha256": files_digest(files),

@@ -1,9 +1,12 @@
 """Labelled trajectory records -> `dspy.Example`s for the judge and for the extractors.
 
 The inputs of an example are exactly what the module sees at run time (task and the trajectory
-rendered by the module's own `render_trajectory`), so a compiled prompt is tuned on the text it
-will later read. Everything else on the example (label, provenance, cause, environment score,
-literals) is for the metric and its feedback, never shown to the program.
+rendered by the module's own `render_trajectory`, with the same `renderer` the module is built
+with: None for `Trajectory.render(max_chars)`, or a token budget / EvidenceRenderer), so a
+compiled prompt is tuned on the text it will later read, and its demos are the compressed
+trajectories a judge with that renderer is shown. Everything else on the example (label,
+provenance, cause and where it is, environment score, literals) is for the metric and its
+feedback, never shown to the program.
 
 The judge's input drops the trajectory's `final_answer`: trajectories recorded from an
 environment end with the environment's score ("score 100/100", or the agent's
@@ -18,12 +21,13 @@ import hashlib
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import dspy
 
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.optimizers.literals import action_verbs, trajectory_literals
+from rbdspy.render import as_renderer
 
 if TYPE_CHECKING:  # the record type only; the envs layer is imported where records are read
     from rbdspy.envs.dataset import LabelledTrajectory
@@ -97,6 +101,45 @@ def _score_text(record: LabelledTrajectory) -> str:
     return ""
 
 
+def cause_location(record: LabelledTrajectory) -> str:
+    """Where a broken gold path was broken, by the `[i]` step numbers every rendering of the
+    trajectory shows (so GEPA's reflection can point at the step), e.g. "steps [3] ('b') and
+    [5] ('a') are in the wrong order". "" for a record without a cause, or when the recorded
+    actions do not line up with the cause (a hand-edited record): no location beats a wrong one."""
+    cause = record.cause
+    if cause is None:
+        return ""
+    steps = record.trajectory.steps
+    at = [i for i, step in enumerate(steps) if step.role in AGENT_ROLES]
+    actions = [steps[i].content.strip() for i in at]
+    k, quoted = cause.index, ", ".join(repr(a) for a in cause.actions)
+    if record.kind == "gold_truncated" and len(actions) == k:
+        if not at:
+            return f"the trajectory ends before any action; the first needed action, {quoted}, was never taken"
+        return (
+            f"the trajectory ends after step [{at[-1]}] ({actions[-1]!r}); "
+            f"the next needed action, {quoted}, was never taken"
+        )
+    # A dropped step: the actions are the gold path without it (or the start of that, when the
+    # episode ended early), so the gap is just before the k-th action.
+    if record.kind == "gold_step_dropped" and k <= len(actions) <= cause.gold_length - 1:
+        if k < len(actions):
+            return f"{quoted} should have come just before step [{at[k]}] ({actions[k]!r}) and was never taken"
+        if at:
+            return f"{quoted} should have come after step [{at[-1]}] ({actions[-1]!r}) and was never taken"
+        return f"the trajectory has no action: {quoted} was never taken"
+    if record.kind == "gold_step_swapped" and len(cause.actions) == 2 and k < len(actions):
+        first, second = cause.actions
+        if actions[k + 1 : k + 2] == [first] and actions[k] == second:
+            return (
+                f"steps [{at[k]}] ({second!r}) and [{at[k + 1]}] ({first!r}) are in the wrong order: "
+                f"{first!r} had to come first"
+            )
+        if k + 1 == len(actions) and actions[k] == second:  # the episode ended on the early step
+            return f"step [{at[k]}] ({second!r}) came too early: {first!r} had to come first and never came"
+    return ""
+
+
 def _metadata(record: LabelledTrajectory) -> dict:
     trajectory = record.trajectory
     actions = [s.content for s in trajectory.steps if s.role in AGENT_ROLES]
@@ -106,6 +149,7 @@ def _metadata(record: LabelledTrajectory) -> dict:
         "kind": record.kind,
         "cause": record.cause.describe(record.kind) if record.cause else "",
         "cause_actions": list(record.cause.actions) if record.cause else [],
+        "cause_location": cause_location(record),
         "env_score": _score_text(record),
         "env": record.env,
         "task_id": record.task_id,
@@ -116,34 +160,40 @@ def _metadata(record: LabelledTrajectory) -> dict:
 
 
 def judge_example(
-    record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True
+    record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True, renderer: Any = None
 ) -> dspy.Example:
-    """Inputs `task`, `trajectory` (rendered as the Judge renders it); `verdict` is the
-    environment's label, so labelled demos show the right answer."""
+    """Inputs `task`, `trajectory` (rendered as `Judge(max_chars, renderer=renderer)` renders
+    it); `verdict` is the environment's label, so labelled demos show the right answer."""
     trajectory = record.trajectory
     if hide_outcome:
         trajectory = trajectory.model_copy(update={"final_answer": None})
-    text = render_trajectory(trajectory, trajectory.task, max_chars)
+    text = render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
     return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
         "task", "trajectory"
     )
 
 
-def extractor_example(record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS) -> dspy.Example:
-    """Inputs `task`, `trajectory`, `verdict` (the environment's label: the extractor is tuned
+def extractor_example(
+    record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, renderer: Any = None
+) -> dspy.Example:
+    """Inputs `task`, `trajectory` (rendered as `Extractor(max_chars=max_chars,
+    renderer=renderer)` renders it), `verdict` (the environment's label: the extractor is tuned
     on correctly routed trajectories, the judge's errors are the judge's compile)."""
     trajectory = record.trajectory
-    text = render_trajectory(trajectory, trajectory.task, max_chars)
+    text = render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
     return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
         "task", "trajectory", "verdict"
     )
 
 
 def make_examples(
-    target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS
+    target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS, renderer: Any = None
 ) -> list[dspy.Example]:
+    """One example per record, rendered with `renderer` (see the module docstring): pass the
+    renderer the compiled program will run with."""
+    renderer = as_renderer(renderer)  # an int becomes one EvidenceRenderer, shared by every record
     if target == "judge":
-        return [judge_example(r, max_chars) for r in records]
+        return [judge_example(r, max_chars, renderer=renderer) for r in records]
     if target == "extractors":
-        return [extractor_example(r, max_chars) for r in records]
+        return [extractor_example(r, max_chars, renderer=renderer) for r in records]
     raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")

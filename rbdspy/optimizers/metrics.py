@@ -68,7 +68,11 @@ def _outcome_text(gold: dspy.Example) -> str:
     text = f"The environment scored this trajectory a {gold.label}{score}."
     cause = getattr(gold, "cause", "")
     if cause:
-        text += f" It is a gold path deliberately broken: {cause}; so the task was not completed."
+        # Where, by the trajectory's own [i] step numbers: the reflection LM can then look at the
+        # step the judge should have caught, instead of guessing which one was broken.
+        location = gold.get("cause_location") or ""
+        where = f" In the trajectory shown: {location}." if location else ""
+        text += f" It is a gold path deliberately broken: {cause}; so the task was not completed.{where}"
     elif gold.get("kind") == "agent":
         text += " It is an agent's own attempt."
     return text

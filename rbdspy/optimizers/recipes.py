@@ -20,6 +20,13 @@ The mappings, and what each costs on top of the budget:
   stopping once `max_demos` demos pass the metric threshold: calls <= budget.
 - labeled (LabeledFewShot): `max_demos` labelled examples as demos; no LM and no metric calls
   (the budget is unused). Judge only: the extractors have no gold lessons to show.
+- pool: scores written instructions instead of proposing them (a 1.5B proposer rarely writes
+  a better one): the student's current instructions, then each judging strategy of
+  `instruction_pool.JUDGE_POOL`, each set on every predictor and scored with `dspy.Evaluate` on
+  the same `n_val = clamp(budget // candidates, 2, available)` train examples (`split_train`'s
+  validation split); the best mean score wins, the earliest on a tie, so the hand-written prompt
+  stays unless a strategy beats it. calls = candidates x n_val <= budget; nothing on top (no
+  proposer, no demos). Judge only: the strategies are judging strategies.
 
 Defaults (`DEFAULTS`) are sized for the embedded local model on 2 cores (see `estimate_seconds`
 for the per-call costs assumed): each target's default compile, dev evaluation before and after
@@ -36,9 +43,11 @@ from typing import Any
 
 import dspy
 
+from rbdspy.optimizers.instruction_pool import JUDGE_POOL, fitted
+
 log = logging.getLogger(__name__)
 
-OPTIMIZERS = ("gepa", "miprov2", "bootstrap", "labeled")
+OPTIMIZERS = ("gepa", "miprov2", "bootstrap", "labeled", "pool")
 TARGETS = ("judge", "extractors")
 
 # Seconds per call assumed for the embedded local model on 2 cores (a judge call on the dev
@@ -47,6 +56,7 @@ TARGETS = ("judge", "extractors")
 # instruction). Used only for the up-front estimate and the default sizes.
 SECONDS_PER_CALL = {"judge": 28.0, "extractors": 45.0, "proposal": 60.0}
 TIME_LIMIT_S = 45 * 60
+POOL_CANDIDATES = 1 + len(JUDGE_POOL)  # the current instruction and each written strategy
 
 
 @dataclass(frozen=True)
@@ -59,14 +69,15 @@ class Defaults:
 
 DEFAULTS: dict[tuple[str, bool], Defaults] = {
     # (target, part of --target all)
+    # pool: 7 candidates x 8 validation records (4 of each label); 7 x 4 within --target all.
     ("judge", False): Defaults(
-        budget={"gepa": 40, "miprov2": 48, "bootstrap": 16, "labeled": 0}, dev_limit=16, train_limit=32
+        budget={"gepa": 40, "miprov2": 48, "bootstrap": 16, "labeled": 0, "pool": 56}, dev_limit=16, train_limit=32
     ),
     ("extractors", False): Defaults(
         budget={"gepa": 20, "miprov2": 20, "bootstrap": 8, "labeled": 0}, dev_limit=8, train_limit=16
     ),
     ("judge", True): Defaults(
-        budget={"gepa": 18, "miprov2": 24, "bootstrap": 8, "labeled": 0}, dev_limit=10, train_limit=16
+        budget={"gepa": 18, "miprov2": 24, "bootstrap": 8, "labeled": 0, "pool": 28}, dev_limit=10, train_limit=16
     ),
     ("extractors", True): Defaults(
         budget={"gepa": 12, "miprov2": 12, "bootstrap": 6, "labeled": 0}, dev_limit=6, train_limit=12
@@ -90,6 +101,11 @@ def check(target: str, optimizer: str) -> None:
             "labeled needs gold outputs to show as demos and the extractors have none (no gold lessons): "
             "use gepa, miprov2 or bootstrap"
         )
+    if target == "extractors" and optimizer == "pool":
+        raise ValueError(
+            "pool scores a pool of written judging strategies and there is none for the extractors: "
+            "use gepa, miprov2 or bootstrap"
+        )
 
 
 def _clamp(value: int, low: int, high: int) -> int:
@@ -105,8 +121,9 @@ def split_train(trainset: list, n_val: int) -> tuple[list, list]:
     return trainset[n_val:], trainset[:n_val]
 
 
-def plan(optimizer: str, budget: int, n_train: int) -> dict[str, int]:
-    """The optimizer knobs a budget maps to (logged to MLflow with the run)."""
+def plan(optimizer: str, budget: int, n_train: int, *, candidates: int = POOL_CANDIDATES) -> dict[str, int]:
+    """The optimizer knobs a budget maps to (logged to MLflow with the run). `candidates` is
+    the number of instructions the pool recipe scores (its pool and the current one)."""
     if budget < 0:
         raise ValueError(f"budget must be >= 0 metric calls; got {budget}")
     if optimizer == "gepa":
@@ -137,6 +154,14 @@ def plan(optimizer: str, budget: int, n_train: int) -> dict[str, int]:
         return {"max_metric_calls": budget, "n_train": min(budget, n_train)}
     if optimizer == "labeled":
         return {"max_metric_calls": 0}
+    if optimizer == "pool":
+        if budget < 2 * candidates:
+            raise ValueError(
+                f"pool needs a budget of at least {2 * candidates} metric calls "
+                f"(2 records for each of its {candidates} candidate instructions); got {budget}"
+            )
+        n_val = _clamp(budget // candidates, 2, n_train)
+        return {"candidates": candidates, "n_val": n_val, "max_metric_calls": candidates * n_val}
     raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
 
 
@@ -144,7 +169,7 @@ def estimate_seconds(target: str, optimizer: str, budget: int, dev_limit: int) -
     """Rough wall time on the embedded local model: dev evaluation before and after, the
     budget's program calls, and the proposal/reflection calls on top."""
     per_call = SECONDS_PER_CALL[target]
-    proposals = {"gepa": budget // 6 + 1, "miprov2": 3, "bootstrap": 0, "labeled": 0}[optimizer]
+    proposals = {"gepa": budget // 6 + 1, "miprov2": 3, "bootstrap": 0, "labeled": 0, "pool": 0}[optimizer]
     return per_call * (2 * dev_limit + budget) + SECONDS_PER_CALL["proposal"] * proposals
 
 
@@ -252,9 +277,54 @@ def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed:
     return compiled, {**knobs, "max_demos": max_demos}
 
 
+def with_instruction(program: dspy.Module, strategy: str | None) -> dspy.Module:
+    """A copy of `program` with `strategy` as the instruction of every predictor (whatever the
+    judge design names it: predict, checklist, confident); None keeps the current ones."""
+    candidate = program.deepcopy()
+    if strategy is not None:
+        for _, predictor in candidate.named_predictors():
+            instructions = predictor.signature.instructions
+            predictor.signature = predictor.signature.with_instructions(fitted(strategy, instructions))
+    return candidate
+
+
+def run_pool(
+    student,
+    trainset,
+    *,
+    metric: Callable,
+    budget: int,
+    num_threads: int = 1,
+    pool: dict[str, str] | None = None,
+    **_: Any,
+):
+    pool = JUDGE_POOL if pool is None else pool
+    candidates: list[tuple[str, str | None]] = [("current", None), *pool.items()]
+    knobs: dict[str, Any] = plan("pool", budget, len(trainset), candidates=len(candidates))
+    # The examples GEPA would hold out (the first ones, labels interleaved); nothing is trained,
+    # so the rest goes unused. With few examples split_train gives the whole set: cut to n_val.
+    val = split_train(trainset, knobs["n_val"])[1][: knobs["n_val"]]
+    evaluator = dspy.Evaluate(
+        devset=val, metric=metric, num_threads=num_threads, display_progress=False, provide_traceback=False
+    )
+    programs, scores = [], []
+    for name, strategy in candidates:
+        program = with_instruction(student, strategy)
+        results = evaluator(program).results
+        scores.append(sum(float(score) for _, _, score in results) / len(val))
+        programs.append(program)
+        log.info("pool: %s scored %.3f on %d train examples", name, scores[-1], len(val))
+    # max() keeps the first of equal scores: on a tie the current (hand-written) prompt stays.
+    best = max(range(len(candidates)), key=lambda i: scores[i])
+    knobs["chosen"] = candidates[best][0]
+    knobs["val_scores"] = ",".join(f"{name}={score:.3f}" for (name, _), score in zip(candidates, scores, strict=True))
+    return programs[best], knobs
+
+
 RECIPES: dict[str, Callable] = {
     "gepa": run_gepa,
     "miprov2": run_miprov2,
     "bootstrap": run_bootstrap,
     "labeled": run_labeled,
+    "pool": run_pool,
 }

@@ -130,3 +130,58 @@ def scripted_reflection_lm() -> DummyLM:
     import dspy
 
     return DummyLM({"": {"new_instruction": PROPOSAL}}, adapter=dspy.JSONAdapter())
+
+
+class _MarkerEngine(DummyEngine):
+    """Answers from the script of the first marker its system prompt (the instruction) holds."""
+
+    def _complete_messages(self, messages):
+        owner = self.owner
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        script = next((s for marker, s in owner.scripts.items() if marker in system), owner.answers)
+        last = messages[-1]["content"]
+        output = next((owner._format_answer_fields(v) for k, v in script.items() if k in last), "No more responses")
+        return Response(
+            id=None,
+            model="dummy",
+            message=Message.assistant([TextPart(output)]),
+            finish_reason="stop",
+            usage=Usage(input_tokens=len(system) // 4, output_tokens=len(output) // 4, total_tokens=0),
+        )
+
+
+class MarkerLM(DummyLM):
+    """A judge LM whose verdicts depend on the instruction it is given: `scripts` maps a marker
+    word of the instruction to its own answers (keyed by text of the user message, as DummyLM's
+    dict mode), `answers` serve an instruction with no marker."""
+
+    def __init__(self, answers, scripts):
+        super().__init__(answers)
+        self.scripts = scripts
+        self._engine_spec = _MarkerEngine(self)
+        self._async_engine_spec = AsyncDummyEngine(self._engine_spec)
+
+    def copy(self, **kwargs):
+        copied = super().copy(**kwargs)
+        copied.scripts = self.scripts
+        copied._engine_spec = _MarkerEngine(copied)
+        copied._async_engine_spec = AsyncDummyEngine(copied._engine_spec)
+        return copied
+
+
+SUCCESS = {"rationale": "Looks done.", "verdict": "success"}
+FAILURE = {"rationale": "Not shown done.", "verdict": "failure"}
+
+
+def marker_lm() -> MarkerLM:
+    """Under LENIENT every trajectory is a success, under GLOOMY every one a failure (each right
+    on half of a balanced set); under STRICT only a trajectory showing the win is a success (all
+    right); with no marker (the hand-written prompt) it is as lenient."""
+    return MarkerLM(
+        {"": SUCCESS},
+        {
+            "LENIENT": {"": SUCCESS},
+            "GLOOMY": {"": FAILURE},
+            STRICT: {"You win": SUCCESS, "": FAILURE},
+        },
+    )

@@ -157,3 +157,52 @@ def test_adapter_names_map_to_dspy_adapters_and_unknown_ones_are_refused(data_fi
         "xml",
     )
     assert bad.exit_code != 0 and "--adapter" in bad.output
+
+
+def test_compile_the_judge_with_the_pool_for_a_design_and_a_token_budget_then_eval_it_as_compiled(
+    data_files, tmp_path, mlflow_store
+):
+    import mlflow
+
+    train, dev = data_files
+    out = tmp_path / "out"
+    view = ("--design", "checklist", "--budget-tokens", 300)
+    result = invoke(
+        "compile", "--optimizer", "pool", *view, *on_dummy(train, dev), "--budget", 14, "--out", out, "--no-log-model"
+    )
+    assert result.exit_code == 0, result.output
+    assert "judge with pool: budget 14 metric calls" in result.output
+    assert "checklist" in json.loads((out / "judge.json").read_text())  # the checklist design's predictor
+    (run,) = mlflow.search_runs(experiment_names=["rbdspy"], output_format="list")
+    params = run.data.params
+    assert (params["design"], params["renderer"], params["recipe_candidates"]) == ("checklist", "evidence-300", "7")
+
+    same = invoke("eval", "--data", dev, "--compiled", out, *view, "--lm", "dummy")
+    assert same.exit_code == 0, same.output
+    other = invoke("eval", "--data", dev, "--compiled", out, "--lm", "dummy")  # the default design
+    assert other.exit_code == 2 and "another judge design" in other.output
+
+
+@pytest.mark.parametrize(
+    "args, option, says",
+    [
+        (("--design", "vote"), "--design", "not one of rationale, checklist"),
+        (("--budget-tokens", 50), "--budget-tokens", "at least 200"),
+        (("--target", "extractors", "--design", "checklist"), "--design", "judge only"),
+        (("--target", "extractors", "--optimizer", "pool"), "--target/--optimizer", "none for the extractors"),
+        (("--optimizer", "pool", "--budget", 10), "--train/--dev/--budget", "at least 14 metric calls"),
+    ],
+)
+def test_bad_pool_design_and_budget_tokens_are_usage_errors_naming_the_option(data_files, tmp_path, args, option, says):
+    train, dev = data_files
+    result = invoke("compile", *args, *on_dummy(train, dev), "--out", tmp_path, "--no-log-model")
+    flat = " ".join(result.output.replace("│", " ").split())  # the error box wraps long messages
+    assert result.exit_code == 2 and option in result.output and says in flat
+
+
+def test_eval_checks_design_and_budget_tokens_too(data_files):
+    dev = data_files[1]
+    bad = invoke("eval", "--data", dev, "--design", "vote", "--lm", "dummy")
+    assert bad.exit_code == 2 and "--design" in bad.output
+    small = invoke("eval", "--data", dev, "--budget-tokens", 10, "--lm", "dummy")
+    assert small.exit_code == 2 and "--budget-tokens" in small.output

@@ -70,6 +70,10 @@ def test_judge_feedback_names_the_label_the_score_and_the_broken_step():
     assert "WAS accomplished" in missed.feedback
     unreadable = judge_feedback(failure, verdict("indeterminate"))
     assert "could not be read" in unreadable.feedback
+    # ...and where, by the step number the judge was shown, so the reflection can point at it
+    assert "In the trajectory shown: the trajectory ends after step [7] ('unlock chest with brass key')" in fb.feedback
+    assert "[7] agent: unlock chest with brass key" in failure.trajectory
+    assert "In the trajectory shown" not in ok.feedback
 
 
 def test_judge_report_rates():
