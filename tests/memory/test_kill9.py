@@ -15,46 +15,14 @@ import signal
 import sys
 import time
 
-import numpy as np
 import pytest
-from memory_testing import make_item
+from crash_testing import check_promises, exact_agrees, promised, writer
 
 from rbdspy.memory import HashEmbedder, MemoryStore
 from rbdspy.memory.doctor import diagnose
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 KILLS = 200
-
-
-def _writer(path, log, seed: int) -> None:  # runs in the child until it is killed
-    rng = random.Random(seed)
-    store = MemoryStore(path, embedder=HashEmbedder(dim=32))
-    n = 0
-    with open(log, "a", encoding="utf-8") as acks:
-        while True:
-            n += 1
-            batch = [make_item(f"w{seed}-{n}-{i}", task=f"task {seed} {n} {i} {rng.random()}") for i in range(3)]
-            store.add(batch)
-            acks.write("".join(f"+{item.id}\n" for item in batch))
-            acks.flush()
-            if rng.random() < 0.3:
-                store.search(batch[0].key_text("task"), k=1)
-            if rng.random() < 0.2:
-                store.flush()
-
-
-def _exact_agrees(store: MemoryStore, rng: random.Random) -> bool:
-    """Indexed top-1 scores equal the best exact cosine over every stored task vector."""
-    items = store.list()
-    if not items:
-        return True
-    vectors = store.embed([item.key_text("task") for item in items])
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    for i in rng.sample(range(len(items)), min(5, len(items))):
-        [(_, score)] = store.search_vector(vectors[i], k=1)
-        if abs(score - float((vectors @ vectors[i]).max())) > 1e-4:
-            return False
-    return True
 
 
 @pytest.mark.timeout(600)
@@ -65,7 +33,7 @@ def test_200_kill9s_lose_no_acknowledged_item(tmp_path):
         pid = os.fork()
         if pid == 0:  # child: write until killed
             try:
-                _writer(path, log, kill)
+                writer(path, log, kill)
             finally:
                 os._exit(1)
         time.sleep(rng.uniform(0.02, 0.25))
@@ -73,15 +41,16 @@ def test_200_kill9s_lose_no_acknowledged_item(tmp_path):
         os.waitpid(pid, 0)
         if kill % 40 == 39:  # reopen and check along the way, not only at the end
             with MemoryStore(path, embedder=HashEmbedder(dim=32)) as store:
-                acked = {line[1:].strip() for line in log.read_text().splitlines() if line.startswith("+")}
-                stored = store.ids()
-                assert acked <= set(stored), f"lost {len(acked - set(stored))} acknowledged items"
-                assert len(stored) == len(set(stored))
-                assert _exact_agrees(store, rng)
-    acked = {line[1:].strip() for line in log.read_text().splitlines() if line.startswith("+")}
-    assert len(acked) > KILLS  # the writers did get work done between kills
+                check_promises(store, log)
+                assert exact_agrees(store, rng)
     with MemoryStore(path, embedder=HashEmbedder(dim=32)) as store:
-        assert acked <= set(store.ids())
+        acked = check_promises(store, log)
+        assert exact_agrees(store, rng)
+    _, removed, updated, _ = promised(log)
+    assert acked > KILLS and removed and updated  # the writers did every kind of work between kills
     report = diagnose(path, sample=30)
     assert report["problems"] == [] and report["searches_wrong"] == 0
-    print(f"{KILLS} kills, {len(acked)} acknowledged items, 0 lost", file=sys.stderr)
+    print(
+        f"{KILLS} kills, {acked} acknowledged adds, {len(removed)} removals, {len(updated)} updates, 0 lost",
+        file=sys.stderr,
+    )
