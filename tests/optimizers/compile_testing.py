@@ -64,74 +64,6 @@ SLOPPY_LESSON = {
 }
 
 
-class _InstructionAwareEngine(DummyEngine):
-    """Answers from the owner's `strict` script when the system prompt (the instruction an
-    optimizer rewrites) says STRICT, else from its `answers`: so a compile that installs a
-    better instruction really does score better, as with a real LM."""
-
-    def _complete_messages(self, messages):
-        owner = self.owner
-        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-        script = owner.strict if STRICT in system else owner.answers
-        last = messages[-1]["content"]
-        output = next((owner._format_answer_fields(v) for k, v in script.items() if k in last), "No more responses")
-        return Response(
-            id=None,
-            model="dummy",
-            message=Message.assistant([TextPart(output)]),
-            finish_reason="stop",
-            usage=Usage(input_tokens=len(system) // 4, output_tokens=len(output) // 4, total_tokens=0),
-        )
-
-
-class ScriptedLM(DummyLM):
-    def __init__(self, answers, strict, adapter=None):
-        super().__init__(answers, adapter=adapter)
-        self.strict = strict
-        self._engine_spec = _InstructionAwareEngine(self)
-        self._async_engine_spec = AsyncDummyEngine(self._engine_spec)
-
-    def copy(self, **kwargs):
-        copied = super().copy(**kwargs)
-        copied.strict = self.strict
-        copied._engine_spec = _InstructionAwareEngine(copied)
-        copied._async_engine_spec = AsyncDummyEngine(copied._engine_spec)
-        return copied
-
-
-def scripted_lm() -> DummyLM:
-    """A thread-safe (dict mode) LM that answers every prompt the compile recipes send. With
-    the hand-written instructions the judge calls every trajectory that reached the kitchen a
-    success (wrong on the truncated failures) and the extractors copy literals; under a
-    STRICT instruction both do their job. Proposal prompts get a STRICT instruction."""
-    proposals = {
-        "proposed_instruction": {"proposed_instruction": PROPOSAL},
-        "new_instruction": {"new_instruction": PROPOSAL},
-    }
-    return ScriptedLM(
-        {
-            **proposals,
-            "lessons": {"lessons": [SLOPPY_LESSON]},
-            "You win": {"rationale": "The chest was opened.", "verdict": "success"},
-            "kitchen": {"rationale": "The agent reached the kitchen.", "verdict": "success"},
-            "": {"rationale": "No win observed.", "verdict": "failure"},
-        },
-        strict={
-            **proposals,
-            "lessons": {"lessons": [GOOD_LESSON]},
-            "You win": {"rationale": "The chest was opened.", "verdict": "success"},
-            "": {"rationale": "The win is never observed.", "verdict": "failure"},
-        },
-    )
-
-
-def scripted_reflection_lm() -> DummyLM:
-    """GEPA's proposer asks through a JSONAdapter, so its scripted LM answers in JSON."""
-    import dspy
-
-    return DummyLM({"": {"new_instruction": PROPOSAL}}, adapter=dspy.JSONAdapter())
-
-
 class _MarkerEngine(DummyEngine):
     """Answers from the script of the first marker its system prompt (the instruction) holds."""
 
@@ -167,6 +99,41 @@ class MarkerLM(DummyLM):
         copied._engine_spec = _MarkerEngine(copied)
         copied._async_engine_spec = AsyncDummyEngine(copied._engine_spec)
         return copied
+
+
+def scripted_lm() -> DummyLM:
+    """A thread-safe (dict mode) LM that answers every prompt the compile recipes send. With
+    the hand-written instructions the judge calls every trajectory that reached the kitchen a
+    success (wrong on the truncated failures) and the extractors copy literals; under a
+    STRICT instruction both do their job. Proposal prompts get a STRICT instruction."""
+    proposals = {
+        "proposed_instruction": {"proposed_instruction": PROPOSAL},
+        "new_instruction": {"new_instruction": PROPOSAL},
+    }
+    return MarkerLM(
+        {
+            **proposals,
+            "lessons": {"lessons": [SLOPPY_LESSON]},
+            "You win": {"rationale": "The chest was opened.", "verdict": "success"},
+            "kitchen": {"rationale": "The agent reached the kitchen.", "verdict": "success"},
+            "": {"rationale": "No win observed.", "verdict": "failure"},
+        },
+        {
+            STRICT: {
+                **proposals,
+                "lessons": {"lessons": [GOOD_LESSON]},
+                "You win": {"rationale": "The chest was opened.", "verdict": "success"},
+                "": {"rationale": "The win is never observed.", "verdict": "failure"},
+            }
+        },
+    )
+
+
+def scripted_reflection_lm() -> DummyLM:
+    """GEPA's proposer asks through a JSONAdapter, so its scripted LM answers in JSON."""
+    import dspy
+
+    return DummyLM({"": {"new_instruction": PROPOSAL}}, adapter=dspy.JSONAdapter())
 
 
 SUCCESS = {"rationale": "Looks done.", "verdict": "success"}
