@@ -34,6 +34,16 @@ def hash_embedder():
     return HashEmbedder(dim=64)
 
 
+@pytest.fixture
+def store(tmp_path, hash_embedder):
+    """An empty directory bank with the 64-d hash embedder (a test file may define its own)."""
+    from rbdspy.memory import MemoryStore
+
+    s = MemoryStore(tmp_path / "bank", embedder=hash_embedder)
+    yield s
+    s.close()
+
+
 _databases = itertools.count()
 
 

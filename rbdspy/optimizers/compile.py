@@ -232,7 +232,7 @@ def compile_program(
     build the student, and `renderer` renders the examples it is compiled and scored on."""
     check(target, optimizer)
     renderer = as_renderer(renderer)  # one renderer for the student and its examples
-    new_program(target, design=design, renderer=renderer)  # a bad design fails here, before any work
+    student = new_program(target, design=design, renderer=renderer)  # a bad design fails here, before any work
     settings = compile_settings(
         target,
         optimizer,
@@ -299,7 +299,6 @@ def compile_program(
         workdir = Path(tmp)
         tracking.log_params(params)
         with LmUsage() as usage:
-            student = new_program(target, design=design, renderer=renderer)
             before = (
                 evaluate(
                     student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric

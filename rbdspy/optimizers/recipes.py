@@ -301,9 +301,9 @@ def run_pool(
     pool = JUDGE_POOL if pool is None else pool
     candidates: list[tuple[str, str | None]] = [("current", None), *pool.items()]
     knobs: dict[str, Any] = plan("pool", budget, len(trainset), candidates=len(candidates))
-    # The examples GEPA would hold out (the first ones, labels interleaved); nothing is trained,
-    # so the rest goes unused. With few examples split_train gives the whole set: cut to n_val.
-    val = split_train(trainset, knobs["n_val"])[1][: knobs["n_val"]]
+    # The examples GEPA would hold out (the first ones, labels interleaved, as split_train takes
+    # them); nothing is trained, so the rest goes unused.
+    val = trainset[: knobs["n_val"]]
     evaluator = dspy.Evaluate(
         devset=val, metric=metric, num_threads=num_threads, display_progress=False, provide_traceback=False
     )

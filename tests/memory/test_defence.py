@@ -10,9 +10,8 @@ from pathlib import Path
 import dspy
 import pytest
 
-from rbdspy import MemoryStore, Trajectory
+from rbdspy import Trajectory
 from rbdspy.memory.defence import RULES, Quarantine, lesson_findings, text_findings, trajectory_findings
-from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.types import Lesson, MemoryItem, Step, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,13 +146,6 @@ def test_provenance_rules_and_bad_options():
     with pytest.raises(ValueError, match="unknown quarantine rule"):
         Quarantine(rules=["nope"])
     assert set(RULES) >= {"instruction", "provenance"}
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64))
-    yield s
-    s.close()
 
 
 def _poisoned_run(store, quarantine):

@@ -17,13 +17,6 @@ from rbdspy.types import Step
 TASK = "add two and two"
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64))
-    yield s
-    s.close()
-
-
 def _trajectory(answer: str, outcome=None) -> Trajectory:
     steps = [Step(role="user", content=TASK), Step(role="assistant", content=f"answer: {answer}")]
     return Trajectory(task=TASK, steps=steps, final_answer=f"answer: {answer}", outcome=outcome)

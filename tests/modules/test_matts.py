@@ -7,19 +7,11 @@ import pytest
 from matts_testing import JUDGE_FAIL, JUDGE_OK, Agent, CallRecorder, RolloutLM, lessons, script
 
 import rbdspy
-from rbdspy import MaTTS, MemoryItem, MemoryStore, ReasoningBank, Trajectory, VanillaTTS
-from rbdspy.memory.embedders import HashEmbedder
+from rbdspy import MaTTS, MemoryItem, ReasoningBank, Trajectory, VanillaTTS
 from rbdspy.modules.refiner import REFINEMENT_ROLE
 
 TASK = "how many inches in three feet"
 SEVEN = lessons(*[f"Lesson {i}" for i in range(7)])
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64))
-    yield s
-    s.close()
 
 
 def configure(answers, by_rollout):

@@ -34,13 +34,6 @@ class RecordingAgent(dspy.Module):
         return self.predict(task=task, memory=memory)
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=64))
-    yield s
-    s.close()
-
-
 def test_full_loop_learns_then_retrieves_on_a_similar_task(store):
     agent = RecordingAgent()
     bank = ReasoningBank(agent=agent, store=store, k=1)
