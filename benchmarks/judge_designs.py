@@ -81,7 +81,8 @@ class Arm(NamedTuple):  # a NamedTuple, not a dataclass: the smoke test loads th
 
     @property
     def name(self) -> str:
-        return f"{self.design}+{self.renderer}" + ("+compiled" if self.compiled else "")
+        # The tuning family is in the name: a judge compiled on each family is its own arm.
+        return f"{self.design}+{self.renderer}" + (f"+compiled-{self.tuned_on}" if self.compiled else "")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -106,6 +107,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--prompt-rate", type=float, default=70.0, help="--estimate: prompt tokens read per second")
     parser.add_argument("--gen-rate", type=float, default=11.0, help="--estimate: tokens generated per second")
     parser.add_argument("--smoke", action="store_true", help="a scripted LM, 2 records per file")
+    parser.add_argument(
+        "--report-only", action="store_true", help="no LM: rewrite results.md from the records under --out"
+    )
     args = parser.parse_args(argv)
     if args.compiled and not args.tuned_on:
         parser.error("--compiled needs --tuned-on (the family its compile was tuned on), for the OOD column")
@@ -298,6 +302,22 @@ def read_rows(out: Path) -> list[dict]:
     ]
 
 
+def common_rows(rows: list[dict]) -> tuple[list[dict], dict[str, int]]:
+    """The rows of the records every arm judged, family by family (an arm judged on one family
+    only, such as a judge compiled on the other, does not shrink the other family), so a
+    partial run compares the arms on the same trajectories; and how many records each family
+    keeps."""
+    keys: dict[str, set[str]] = {}
+    for family in FAMILIES:
+        per_arm = [
+            {r["key"] for r in rows if r["arm"] == arm and r["family"] == family}
+            for arm in sorted({r["arm"] for r in rows if r["family"] == family})
+        ]
+        keys[family] = set.intersection(*per_arm) if per_arm else set()
+    kept = [r for r in rows if r["key"] in keys[r["family"]]]
+    return kept, {family: len(k) for family, k in keys.items()}
+
+
 def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -428,10 +448,14 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def report(args: argparse.Namespace, out: Path) -> dict:
-    rows = read_rows(out)
+    every = read_rows(out)
+    rows, per_family = common_rows(every)
+    records = ", ".join(f"{n} {family}" for family, n in per_family.items())
     table = summarise(rows)
     text = "\n".join([
-        f"## Judge designs x renderers ({len(rows)} judgements under {out}, lm {args.lm}, {args.adapter} adapter)", "",
+        f"## Judge designs x renderers ({len(every)} judgements under {out}, lm {args.lm}, {args.adapter} adapter)", "",
+        f"Every arm on the same records: {records} (the ones every arm evaluated on that family judged; "
+        f"{len(every) - len(rows)} judgements of records not every arm has reached are left out).", "",
         markdown(table), "", confidence_sweep(rows), "",
         "Balanced accuracy counts an abstention as wrong; false success = failures judged success / failures; "
         "false failure = successes judged failure / successes; OOD = evaluated on a family the judge was not tuned on.",
@@ -490,7 +514,7 @@ def main(argv: list[str] | None = None) -> dict | list[dict]:
     args = parse_args(argv)
     if args.estimate:
         return estimate(args)
-    out = run(args)
+    out = Path(args.out) if args.report_only else run(args)
     return report(args, out)
 
 

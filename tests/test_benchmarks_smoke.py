@@ -102,3 +102,24 @@ def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
     assert (out / "trials.jsonl").read_text().splitlines() == lines and len(again["rows"]) == len(lines)
     naive = module.naive_block(module.ATTACKS[0].item)
     assert module.ATTACKS[0].item.content in naive and "<<<MEMORY" in module.memory_for("sanitised", module.ATTACKS[0])
+
+
+def test_judge_designs_report_compares_arms_on_the_records_every_arm_judged():
+    common_rows = _load("judge_designs").common_rows
+
+    def row(arm, family, key):
+        return {"arm": arm, "family": family, "key": key}
+
+    rows = [
+        *(row("a", "scienceworld", k) for k in "123"),
+        *(row("b", "scienceworld", k) for k in "12"),  # b has not reached record 3 yet
+        *(row("a", "twx", k) for k in "xy"),
+        *(row("b", "twx", k) for k in "xy"),
+        row("compiled", "twx", "x"),  # judged on twx only: scienceworld is not shrunk by it
+    ]
+    kept, per_family = common_rows(rows)
+    assert per_family == {"scienceworld": 2, "twx": 1}
+    assert sorted((r["arm"], r["key"]) for r in kept if r["family"] == "scienceworld") == [
+        ("a", "1"), ("a", "2"), ("b", "1"), ("b", "2"),
+    ]  # fmt: skip
+    assert {r["key"] for r in kept if r["family"] == "twx"} == {"x"}
