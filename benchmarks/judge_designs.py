@@ -69,7 +69,14 @@ SWEEP = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 MAX_ABSTENTION = 0.10  # the goal; the threshold chosen on one family must keep to it
 # --estimate: completion tokens per LM call, and LM calls per trajectory. The rationale's 62 is the
 # measured p50 (docs/results/lm.md); the others are assumptions until this benchmark measures them.
-OUTPUT_TOKENS = {"rationale": 62, "checklist": 180, "self-consistency": 62, "confidence": 70}
+OUTPUT_TOKENS = {
+    "rationale": 62,
+    "checklist": 180,
+    "self-consistency": 62,
+    "confidence": 70,
+    "final-goal": 60,
+    "probability": 12,
+}
 EXPECTED_SC_CALLS = 2.4  # 2 when the first two samples agree, else 3 (assumed: they agree 60% of the time)
 
 
@@ -166,6 +173,8 @@ def judge_one(arm: Arm, judge: Judge, file: str, record: LabelledTrajectory) -> 
         "raw_label": getattr(pred, "label", None),
         "confidence": getattr(pred, "confidence", None),
         "votes": getattr(pred, "votes", None),
+        "probability": getattr(pred, "probability", None),
+        "probabilities": getattr(pred, "probabilities", None),
         "rationale": pred.verdict.rationale[:600],
         "seconds": round(seconds, 3),
         "lm_calls": usage.calls,

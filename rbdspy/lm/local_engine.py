@@ -67,6 +67,8 @@ from dspy.lm15 import (
     ServerError,
     TextPart,
     ThinkingPart,
+    TokenLogprob,
+    TopLogprob,
     UnsupportedFeatureError,
     Usage,
     response_to_events,
@@ -263,6 +265,29 @@ def _response_format(fmt: dict | None) -> dict | None:
     return {"type": "json_schema", "json_schema": inner}
 
 
+def _token_logprobs(logprobs: Any) -> tuple[TokenLogprob, ...]:
+    """llama.cpp's OpenAI-shaped `choices[0].logprobs` as lm15 tokens; entries missing a token
+    or a logprob are skipped."""
+    entries = logprobs.get("content") if isinstance(logprobs, dict) else None
+
+    def usable(entry: Any) -> bool:
+        return isinstance(entry, dict) and "token" in entry and "logprob" in entry
+
+    return tuple(
+        TokenLogprob(
+            token=str(entry["token"]),
+            logprob=float(entry["logprob"]),
+            top=tuple(
+                TopLogprob(token=str(alt["token"]), logprob=float(alt["logprob"]))
+                for alt in entry.get("top_logprobs") or []
+                if usable(alt)
+            ),
+        )
+        for entry in entries or []
+        if usable(entry)
+    )
+
+
 def _raise_server_error(error: Any) -> None:
     if not isinstance(error, dict):
         raise ServerError(f"llama.cpp server error: {error}", provider=PROVIDER)
@@ -296,6 +321,8 @@ _SUPPORTED_PARAMS = frozenset(
         "presence_penalty",
         "n",
         "rollout_id",
+        "logprobs",
+        "top_logprobs",
     }
 )
 
@@ -401,10 +428,6 @@ class LlamaEngine:
             raise UnsupportedFeatureError(
                 "the embedded local LM has no tool calling", feature="tools", provider=PROVIDER
             )
-        if config.logprobs is not None:
-            raise UnsupportedFeatureError(
-                "logprobs are not exposed by the embedded local LM", feature="logprobs", provider=PROVIDER
-            )
         if config.reasoning is not None:
             raise UnsupportedFeatureError(
                 "the embedded local model does not reason separately", feature="reasoning", provider=PROVIDER
@@ -433,6 +456,9 @@ class LlamaEngine:
         fmt = _response_format(config.response_format)
         if fmt is not None:
             body["response_format"] = fmt
+        if config.logprobs is not None:  # the chosen tokens' logprobs, with this many alternatives each
+            body["logprobs"] = True
+            body["top_logprobs"] = int(config.logprobs)
         for key, val in {**self.sampling, **(config.extensions or {})}.items():  # llama.cpp's own knobs
             body.setdefault(key, val)
         return body
@@ -465,9 +491,10 @@ class LlamaEngine:
                 raise InvalidRequestError(str(exc), provider=PROVIDER, status=400) from exc
             except Exception as exc:  # anything else the binding raises: not retryable
                 raise ProviderError(f"llama.cpp failed: {type(exc).__name__}: {exc}", provider=PROVIDER) from exc
-        return self._response(request, raw, json_mode="response_format" in body)
+        return self._response(request, raw, body)
 
-    def _response(self, request: Request, raw: Any, *, json_mode: bool) -> Response:
+    def _response(self, request: Request, raw: Any, body: dict) -> Response:
+        json_mode = "response_format" in body
         if not isinstance(raw, dict):
             raise ServerError(f"llama.cpp returned {type(raw).__name__}, not a completion", provider=PROVIDER)
         if "error" in raw:
@@ -484,6 +511,7 @@ class LlamaEngine:
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         finish = choice.get("finish_reason")
         provider_data = {"timings": raw["timings"]} if isinstance(raw.get("timings"), dict) else None
+        logprobs = _token_logprobs(choice.get("logprobs")) if "logprobs" in body else None
         return Response(
             id=raw.get("id") or None,
             model=request.model,
@@ -496,6 +524,7 @@ class LlamaEngine:
                 cache_read_tokens=cached,
             ),
             provider_data=provider_data,
+            logprobs=logprobs or None,
         )
 
     def stream(self, request: Request):

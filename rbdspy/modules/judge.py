@@ -14,6 +14,13 @@ until measured (benchmarks/judge_designs.py):
   first two of 3 agree.
 - "confidence": rationale, verdict and a confidence in [0, 1]; below `threshold` the verdict is
   `indeterminate`, so nothing is written. One call.
+- "final-goal": the task's final goal, the observation among the last steps that shows it reached,
+  and a second short call that checks that observation; see rbdspy/modules/final_goal.py. Two
+  calls that read the task and the last steps only.
+- "probability": one word per short question (do the last steps show the task accomplished? and
+  the same one action earlier), read as the probability of "success" from the LM's logprobs;
+  success at or above a threshold, failure below, `indeterminate` within an abstention band
+  around it; see rbdspy/modules/verdict_probability.py.
 
 `renderer=` (an `rbdspy.render.EvidenceRenderer`, a token budget, or any Trajectory -> str) shows
 the trajectory compressed within a token budget instead of `Trajectory.render(max_chars)`; the
@@ -28,16 +35,29 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.lm_errors import attempt
+from rbdspy.modules.final_goal import final_goal_plan
+from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan, arun, run
+from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, PROBABILITY_VIEWS, probability_plan
 from rbdspy.render import NOT_SHOWN_RULE, as_renderer
-from rbdspy.signatures import JudgeChecklist, JudgeTrajectory, JudgeWithConfidence
+from rbdspy.signatures import (
+    JudgeChecklist,
+    JudgeFinalGoal,
+    JudgeLastSteps,
+    JudgeTrajectory,
+    JudgeVerdict,
+    JudgeWithConfidence,
+    VerifyGoalReached,
+)
 from rbdspy.types import Trajectory, Verdict
 
-JUDGE_DESIGNS = ("rationale", "checklist", "self-consistency", "confidence")
+JUDGE_DESIGNS = ("rationale", "checklist", "self-consistency", "confidence", "final-goal", "probability")
 DEFAULT_SAMPLES = 3
 DEFAULT_SAMPLE_TEMPERATURE = 0.7
 DEFAULT_CONFIDENCE_THRESHOLD = 0.7
+# probability: P(success) below the first bound is a failure, at or above the second a success,
+# in between indeterminate.
+DEFAULT_PROBABILITY_BAND = (0.5, 0.5)
 
 
 def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None) -> str:
@@ -47,11 +67,6 @@ def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None)
         return trajectory
     trajectory = Trajectory.coerce(trajectory, task=task)
     return trajectory.render(max_chars) if renderer is None else renderer(trajectory)
-
-
-def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
-    detail = f": {type(error).__name__}: {error}" if error else ""
-    return Verdict(label="indeterminate", rationale=f"{what}{detail}"[:500])
 
 
 class Judge(dspy.Module):
@@ -73,6 +88,8 @@ class Judge(dspy.Module):
         samples: self-consistency's number of samples.
         temperature: the sampled calls' temperature (self-consistency).
         threshold: the confidence below which the confidence design answers indeterminate.
+        views: the probability design's score terms (some of "last-steps", "progress", "trajectory").
+        band: the probability design's (failure below, success at or above) P(success) bounds.
     """
 
     def __init__(
@@ -84,6 +101,8 @@ class Judge(dspy.Module):
         samples: int = DEFAULT_SAMPLES,
         temperature: float = DEFAULT_SAMPLE_TEMPERATURE,
         threshold: float = DEFAULT_CONFIDENCE_THRESHOLD,
+        views: tuple[str, ...] = DEFAULT_PROBABILITY_VIEWS,
+        band: tuple[float, float] = DEFAULT_PROBABILITY_BAND,
     ):
         super().__init__()
         if design not in JUDGE_DESIGNS:
@@ -96,6 +115,11 @@ class Judge(dspy.Module):
         self.design = design
         self.renderer = as_renderer(renderer)
         self.samples, self.temperature, self.threshold = samples, temperature, threshold
+        if not views or any(view not in PROBABILITY_VIEWS for view in views):
+            raise ValueError(f"views must be some of {', '.join(PROBABILITY_VIEWS)}; got {views!r}")
+        if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
+            raise ValueError(f"band must be (low, high) with 0 <= low <= high <= 1; got {band!r}")
+        self.views, self.band = tuple(views), (float(band[0]), float(band[1]))
         # One predictor per design, named after it, so a compiled judge saved from one design
         # loads only into a design that reads the same prompt ("predict": rationale and
         # self-consistency).
@@ -106,6 +130,14 @@ class Judge(dspy.Module):
             self.predict = dspy.Predict(signature)
         elif design == "checklist":
             self.checklist = dspy.Predict(JudgeChecklist)
+        elif design == "probability":
+            if "trajectory" in self.views:
+                self.trajectory_verdict = dspy.Predict(JudgeVerdict)
+            if {"last-steps", "progress"} & set(self.views):
+                self.last_steps_verdict = dspy.Predict(JudgeLastSteps)
+        elif design == "final-goal":
+            self.final_goal = dspy.Predict(JudgeFinalGoal)
+            self.verify_goal = dspy.Predict(VerifyGoalReached)
         else:
             self.confident = dspy.Predict(JudgeWithConfidence)
 
@@ -125,6 +157,18 @@ class Judge(dspy.Module):
             return (yield from self._self_consistency(inputs))
         if self.design == "confidence":
             return (yield from self._confidence(inputs))
+        if self.design == "final-goal":
+            return (yield from self._final_goal(inputs, trajectory))
+        if self.design == "probability":
+            if not isinstance(trajectory, str):
+                trajectory = Trajectory.coerce(trajectory, task=task)
+            predictors = {
+                name: getattr(self, attr)
+                for name, attr in (("trajectory", "trajectory_verdict"), ("last-steps", "last_steps_verdict"))
+                if hasattr(self, attr)
+            }
+            rendered = inputs["trajectory"]
+            return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
         pred, error = yield from attempt(self.predict, inputs, "judge")
         if error is not None:
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))
@@ -181,6 +225,13 @@ class Judge(dspy.Module):
                 f"the {label} verdict is not used. {verdict.rationale}"
             )
         return dspy.Prediction(verdict=verdict, confidence=confidence, label=label)
+
+    # -- final goal --
+
+    def _final_goal(self, inputs: dict, trajectory: Any) -> Plan:
+        if not isinstance(trajectory, str):
+            trajectory = Trajectory.coerce(trajectory, task=inputs["task"])
+        return (yield from final_goal_plan(self.final_goal, self.verify_goal, inputs["task"], trajectory))
 
     def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
         return run(self._plan(task, trajectory))

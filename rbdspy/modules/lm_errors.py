@@ -15,6 +15,7 @@ import dspy
 from dspy.utils import exceptions as dspy_errors
 
 from rbdspy.modules.plan import Call, Plan
+from rbdspy.types import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +85,9 @@ def act(agent, inputs: dict, lm: dspy.BaseLM | None = None) -> Plan:
     except Exception as error:
         raise_if_setup_error(error)
         raise
+
+
+def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
+    """The verdict of a judge that could not decide (`what` went wrong, with the error if any)."""
+    detail = f": {type(error).__name__}: {error}" if error else ""
+    return Verdict(label="indeterminate", rationale=f"{what}{detail}"[:500])

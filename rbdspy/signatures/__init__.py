@@ -2,7 +2,16 @@
 
 from rbdspy.signatures.contrast import ContrastTrajectories
 from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons
-from rbdspy.signatures.judge import JudgeChecklist, JudgeTrajectory, JudgeWithConfidence, RequirementCheck
+from rbdspy.signatures.judge import (
+    JudgeChecklist,
+    JudgeFinalGoal,
+    JudgeLastSteps,
+    JudgeTrajectory,
+    JudgeVerdict,
+    JudgeWithConfidence,
+    RequirementCheck,
+    VerifyGoalReached,
+)
 from rbdspy.signatures.refine import RefineTrajectory
 from rbdspy.signatures.select import SelectBestTrajectory
 
@@ -11,9 +20,13 @@ __all__ = [
     "ExtractFailureLessons",
     "ExtractSuccessLessons",
     "JudgeChecklist",
+    "JudgeFinalGoal",
+    "JudgeLastSteps",
     "JudgeTrajectory",
+    "JudgeVerdict",
     "JudgeWithConfidence",
     "RefineTrajectory",
     "RequirementCheck",
     "SelectBestTrajectory",
+    "VerifyGoalReached",
 ]

@@ -388,3 +388,44 @@ def test_users_openmp_choice_stands(monkeypatch):
     import os
 
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE" and "GOMP_SPINCOUNT" not in os.environ
+
+
+# — logprobs —
+
+
+def with_logprobs(text, tokens):
+    """A completion whose chosen tokens are `tokens`: (token, logprob, [(alternative, logprob)])."""
+    entries = [
+        {"token": t, "logprob": lp, "top_logprobs": [{"token": a, "logprob": alp} for a, alp in alts]}
+        for t, lp, alts in tokens
+    ]
+    return {
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+                "logprobs": {"content": entries},
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+    }
+
+
+def test_logprobs_are_asked_for_and_reach_the_prediction():
+    reply = with_logprobs('{"label": "good", "words": 1}', [('{"', 0.0, []), ("good", -0.2, [("bad", -1.8)])])
+    lm, server = make(reply)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = dspy.Predict(Classify)(text="fine", config={"logprobs": True, "top_logprobs": 5})
+    body = server.bodies[-1]
+    assert body["logprobs"] is True and body["top_logprobs"] == 5
+    second = pred.logprobs["content"][1]
+    assert (second["token"], second["logprob"]) == ("good", -0.2)
+    assert [(a["token"], a["logprob"]) for a in second["top_logprobs"]] == [("bad", -1.8)]
+
+
+def test_no_logprobs_unless_asked():
+    lm, server = make('{"label": "good", "words": 1}')
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = dspy.Predict(Classify)(text="fine")
+    assert "logprobs" not in server.bodies[-1] and getattr(pred, "logprobs", None) is None

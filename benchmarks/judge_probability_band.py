@@ -1,0 +1,135 @@
+"""The probability judge's threshold and abstention band: chosen on train records, reported on dev.
+
+    python benchmarks/judge_probability_band.py \
+        --train docs/bench/judge-probability-train-local --dev docs/bench/judge-designs-local
+
+No LM: it reads the P(success) that `benchmarks/judge_designs.py --designs probability` recorded
+for every trajectory (each view's, and their mean log-odds) and, for each view combination, picks
+the band (low, high) that gives the best balanced accuracy on one family's *train* records with at
+most 10% abstentions (ties: fewer false successes, then the narrower band). It reports that band
+on the *dev* records of the other family (out of distribution) and of the same one, and the band
+chosen on both families' train records (the shipped default) on every dev family. Balanced
+accuracy counts an abstention as wrong, as judge_designs.py does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rbdspy.modules.verdict_probability import score_log_odds  # noqa: E402
+from rbdspy.optimizers.metrics import judge_report  # noqa: E402
+
+FAMILIES = ("scienceworld", "twx")
+# Score terms (see rbdspy/modules/verdict_probability.py), each computed from the recorded answers.
+VIEWS = {
+    "last-steps + progress": ("last-steps", "progress"),
+    "last-steps": ("last-steps",),
+    "progress": ("progress",),
+}
+GRID = [round(0.02 * i, 2) for i in range(1, 50)]  # 0.02 .. 0.98
+MAX_ABSTENTION = 0.10
+
+
+def load(out: Path) -> list[dict]:
+    path = out / "records" / "probability+evidence-1800.jsonl"
+    if not path.exists():
+        raise SystemExit(f"no probability records in {path}: run benchmarks/judge_designs.py --designs probability")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def score(row: dict, views: tuple[str, ...]) -> float | None:
+    ps = row.get("probabilities") or {}
+    needed = {"last-steps"} | ({"before-last"} if "progress" in views else set()) | ({"trajectory"} & set(views))
+    if not needed <= set(ps):
+        return None
+    return 1 / (1 + math.exp(-score_log_odds(ps, views)))
+
+
+def verdicts(rows: list[dict], views: tuple[str, ...], band: tuple[float, float]) -> list[str]:
+    low, high = band
+    out = []
+    for row in rows:
+        p = score(row, views)
+        out.append("indeterminate" if p is None or low <= p < high else ("success" if p >= high else "failure"))
+    return out
+
+
+def evaluate(rows: list[dict], views: tuple[str, ...], band: tuple[float, float]) -> dict:
+    return judge_report([r["label"] for r in rows], verdicts(rows, views, band))
+
+
+def choose(rows: list[dict], views: tuple[str, ...]) -> tuple[float, float]:
+    candidates = [(low, high) for low in GRID for high in GRID if low <= high]
+    ranked = []
+    for band in candidates:
+        rep = evaluate(rows, views, band)
+        if rep["indeterminate_rate"] <= MAX_ABSTENTION:
+            ranked.append(((rep["balanced_accuracy"], -rep["false_success_rate"], -(band[1] - band[0])), band))
+    if not ranked:
+        return (0.5, 0.5)
+    top = max(rank for rank, _ in ranked)
+    tied = [band for rank, band in ranked if rank == top]
+    return tied[len(tied) // 2]  # the middle of the equally good bands: furthest from both edges
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
+    lines = [
+        "| views | band chosen on (train) | band | evaluated on (dev) | OOD | n | balanced acc | false success "
+        "| false failure | abstain |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    results = []
+    for name, views in VIEWS.items():
+        sources = {f: [r for r in train if r["family"] == f] for f in FAMILIES} | {"both": train}
+        for source, rows in sources.items():
+            if not rows:
+                continue
+            band = choose(rows, views)
+            for family in FAMILIES:
+                target = [r for r in dev if r["family"] == family]
+                if not target:
+                    continue
+                rep = evaluate(target, views, band)
+                ood = "—" if source == "both" else ("yes" if source != family else "no")
+                results.append({"views": name, "chosen_on": source, "band": band, "family": family, "ood": ood,
+                                "n": len(target), **rep})  # fmt: skip
+                lines.append(
+                    f"| {name} | {source} | [{band[0]:.2f}, {band[1]:.2f}) | {family} | {ood} | {len(target)} "
+                    f"| {_pct(rep['balanced_accuracy'])} | {_pct(rep['false_success_rate'])} "
+                    f"| {_pct(rep['false_failure_rate'])} | {_pct(rep['indeterminate_rate'])} |"
+                )
+    return "\n".join(lines), results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train", required=True, help="a judge_designs.py --out run on train files")
+    parser.add_argument("--dev", required=True, help="a judge_designs.py --out run on dev files")
+    parser.add_argument("--write", default=None, help="also write the table (Markdown) and results (JSON) here")
+    args = parser.parse_args(argv)
+    train, dev = load(Path(args.train)), load(Path(args.dev))
+    text, results = table(train, dev)
+    header = (
+        f"## The probability judge's band: chosen on {len(train)} train records, reported on {len(dev)} dev records\n\n"
+        f"Reproduce: python benchmarks/judge_probability_band.py --train {args.train} --dev {args.dev}\n"
+    )
+    print(header + "\n" + text)
+    if args.write:
+        out = Path(args.write)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "band.md").write_text(header + "\n" + text + "\n")
+        (out / "band.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

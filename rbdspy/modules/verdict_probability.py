@@ -1,0 +1,155 @@
+"""The probability judge design: how likely the LM finds "success", not which word it wrote.
+
+A small model's written verdict is mostly its bias: the embedded 1.5B model calls most
+TextWorld-Express failures successes and most ScienceWorld successes failures. The probability it
+gives the first token of "success" against "failure" still ranks trajectories, so this design
+reads that probability (`label_probability`) and applies a threshold chosen by measurement on
+train records (benchmarks/judge_probability_band.py), with a band around it where it abstains
+(`indeterminate`, nothing written).
+
+Each question is one short call that writes one word. The terms of the score (log-odds, summed):
+
+- "last-steps": `JudgeLastSteps` on the task and the last actions with their observations, where a
+  finished task shows its final goal reached and a trajectory that stopped short shows it is not;
+- "progress": the last-steps log-odds minus those of the same question asked one action earlier.
+  How much the last action moved the LM towards "success" is measured against the same task and
+  environment, so an environment whose tasks the LM finds hard (low probabilities throughout) and
+  one it finds easy land on the same scale, and one threshold serves both;
+- "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in; its probabilities shift
+  from one environment to another, so a threshold chosen on one transfers badly).
+
+The default, ("last-steps", "progress"), is two calls of a few hundred tokens each. An LM that
+returns no logprobs (many hosted models do not) still works: its written word counts as
+probability 1 or 0 (`_MIN_P` keeps the log-odds finite).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import dspy
+
+from rbdspy.modules.final_goal import last_steps, tail_of_text
+from rbdspy.modules.lm_errors import attempt, indeterminate
+from rbdspy.modules.plan import Gather, Plan
+from rbdspy.types import OBSERVATION_ROLES, Trajectory, Verdict
+
+PROBABILITY_VIEWS = ("last-steps", "progress", "trajectory")
+DEFAULT_PROBABILITY_VIEWS = ("last-steps", "progress")
+TOP_LOGPROBS = 20  # alternatives asked for at each token: "failure" is among them when "success" wins
+LABELS = ("success", "failure")
+_MIN_P = 1e-4  # a label outside the alternatives still has some probability; log-odds stay finite
+
+
+def _normalised(token: str) -> str:
+    return token.strip().strip("\"'`").strip().lower()
+
+
+def _matches(token: str, label: str) -> bool:
+    """A token that starts `label` (two characters at least, so a lone quote or letter is not one)."""
+    text = _normalised(token)
+    return len(text) >= 2 and label.startswith(text)
+
+
+def label_probability(logprobs: Any) -> float | None:
+    """P(success) / (P(success) + P(failure)) at the first generated token that starts either
+    label, from that token's alternatives (OpenAI-shaped `{"content": [{token, logprob,
+    top_logprobs}]}`, as DSPy puts on a Prediction). None when no token starts a label."""
+    entries = logprobs.get("content") if isinstance(logprobs, dict) else logprobs
+    for entry in entries or []:
+        if not isinstance(entry, dict) or not any(_matches(str(entry.get("token", "")), label) for label in LABELS):
+            continue
+        mass = dict.fromkeys(LABELS, 0.0)
+        seen = set()
+        for alt in [*(entry.get("top_logprobs") or []), entry]:
+            token = str(alt.get("token", ""))
+            if token in seen:
+                continue
+            seen.add(token)
+            for label in LABELS:
+                if _matches(token, label):
+                    mass[label] += math.exp(float(alt.get("logprob", -math.inf)))
+        total = mass["success"] + mass["failure"]
+        return mass["success"] / total if total > 0 else None
+    return None
+
+
+def log_odds(p: float) -> float:
+    p = min(max(p, _MIN_P), 1 - _MIN_P)
+    return math.log(p / (1 - p))
+
+
+def before_last(trajectory: Trajectory) -> Trajectory:
+    """The trajectory as it stood before its last action (the same one when nothing acted)."""
+    acting = [i for i, step in enumerate(trajectory.steps) if step.role not in OBSERVATION_ROLES]
+    return trajectory.model_copy(update={"steps": trajectory.steps[: acting[-1]]}) if acting else trajectory
+
+
+def probability_plan(
+    predictors: dict[str, dspy.Module],
+    task: str,
+    trajectory: Trajectory | str,
+    rendered: str,
+    views: tuple[str, ...],
+    band: tuple[float, float],
+) -> Plan:
+    """The design's calls as a plan. `predictors` maps "trajectory" and "last-steps" to their
+    Predicts; `views` names the score's terms; `band` is (below: failure, at or above: success),
+    in between indeterminate. A trajectory given as text has no steps to go back one action in,
+    so its "progress" term is left out."""
+    as_text = isinstance(trajectory, str)
+    questions = {}  # question -> the call's inputs
+    if "trajectory" in views:
+        questions["trajectory"] = ("trajectory", {"task": task, "trajectory": rendered})
+    if "last-steps" in views or "progress" in views:
+        steps = tail_of_text(trajectory) if as_text else last_steps(trajectory)
+        questions["last-steps"] = ("last-steps", {"task": task, "last_steps": steps})
+    if "progress" in views and not as_text:
+        questions["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(before_last(trajectory))})
+    config = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+    names = list(questions)
+    answers = yield Gather(
+        [attempt(predictors[questions[q][0]], {**questions[q][1], "config": config}, f"judge {q}") for q in names]
+    )
+    probabilities: dict[str, float] = {}
+    for question, (pred, error) in zip(names, answers, strict=True):
+        if error is not None:
+            return _result(indeterminate(f"judge {question} call failed", error), probabilities)
+        p = label_probability(getattr(pred, "logprobs", None))
+        if p is None:  # no logprobs from this LM: the written word is the whole answer
+            label = str(getattr(pred, "verdict", "") or "").strip().lower()
+            if label not in LABELS:
+                return _result(
+                    indeterminate(f"judge {question} answered {label!r}, not success/failure"), probabilities
+                )
+            p = 1.0 if label == "success" else 0.0
+        probabilities[question] = p
+    score = 1 / (1 + math.exp(-score_log_odds(probabilities, views)))
+    shown = ", ".join(f"{question} {p:.2f}" for question, p in probabilities.items())
+    low, high = band
+    if low <= score < high:
+        return _result(
+            indeterminate(f"P(success) {score:.2f} is within the abstention band [{low:.2f}, {high:.2f}) ({shown})"),
+            probabilities,
+            score,
+        )
+    label = "success" if score >= high else "failure"
+    return _result(Verdict(label=label, rationale=f"P(success) {score:.2f} ({shown})"), probabilities, score)
+
+
+def score_log_odds(probabilities: dict[str, float], views: tuple[str, ...]) -> float:
+    """The summed log-odds of `views` from each question's P(success); "progress" without a
+    "before-last" probability (a trajectory given as text) counts nothing."""
+    total = 0.0
+    if "trajectory" in views:
+        total += log_odds(probabilities["trajectory"])
+    if "last-steps" in views:
+        total += log_odds(probabilities["last-steps"])
+    if "progress" in views and "before-last" in probabilities:
+        total += log_odds(probabilities["last-steps"]) - log_odds(probabilities["before-last"])
+    return total
+
+
+def _result(verdict: Verdict, probabilities: dict[str, float], score: float | None = None) -> dspy.Prediction:
+    return dspy.Prediction(verdict=verdict, probability=score, probabilities=dict(probabilities))

@@ -1,0 +1,157 @@
+"""The probability judge design: P(success) read from the verdict token's logprobs (an engine over
+a fake llama.cpp server supplies them), thresholded with an abstention band; an LM without
+logprobs falls back to the written word; anything unusable is indeterminate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
+from rbdspy.modules.judge import Judge
+from rbdspy.modules.verdict_probability import label_probability, log_odds
+from rbdspy.types import Step, Trajectory
+
+TRAJ = Trajectory(
+    task="boil water",
+    steps=[
+        Step(role="env", content="A kitchen with a stove and a pot of water."),
+        Step(role="agent", content="activate stove"),
+        Step(role="env", content="The water boils."),
+    ],
+)
+
+
+def entry(token, p, alternatives=()):
+    return {
+        "token": token,
+        "logprob": math.log(p),
+        "top_logprobs": [{"token": t, "logprob": math.log(q)} for t, q in alternatives],
+    }
+
+
+def verdict_reply(p_success):
+    """A JSON verdict whose label token carries P(success) = p_success among the two labels."""
+    label = "success" if p_success >= 0.5 else "failure"
+    other = "failure" if label == "success" else "success"
+    p_label = max(p_success, 1 - p_success)
+    tokens = [entry('{"', 1.0), entry("verdict", 1.0), entry('":', 1.0), entry(' "', 1.0)]
+    tokens.append(entry(label, p_label, [(label, p_label), (other, 1 - p_label), ("Success", 1e-6)]))
+    return {
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps({"verdict": label})},
+                "logprobs": {"content": tokens},
+            }
+        ],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 8, "total_tokens": 58},
+    }
+
+
+class ViewServer:
+    """Answers each question with its P(success): the whole trajectory, the last steps, or the
+    last steps as they stood one action earlier (which do not yet show the water boiling)."""
+
+    def __init__(self, p_last, p_before=0.5, p_trajectory=0.5):
+        self.p = {"trajectory": p_trajectory, "last-steps": p_last, "before-last": p_before}
+        self.bodies = []
+
+    def handle_chat_completions(self, body):
+        self.bodies.append(body)
+        text = body["messages"][-1]["content"]
+        if "[[ ## last_steps ## ]]" not in text:
+            return verdict_reply(self.p["trajectory"])
+        return verdict_reply(self.p["last-steps" if "The water boils." in text else "before-last"])
+
+
+def configure(p_last, p_before=0.5, p_trajectory=0.5):
+    server = ViewServer(p_last, p_before, p_trajectory)
+    engine = LlamaEngine("local-fast", server=server)
+    lm = dspy.LM("local/fake", engine=engine, async_engine=AsyncLlamaEngine(engine))
+    dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+    return server
+
+
+def sigmoid(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def test_the_default_score_is_the_last_steps_plus_the_progress_of_the_last_action():
+    server = configure(p_last=0.6, p_before=0.3)
+    pred = Judge(design="probability")(task="boil water", trajectory=TRAJ)
+    expected = sigmoid(log_odds(0.6) + (log_odds(0.6) - log_odds(0.3)))
+    assert pred.probability == pytest.approx(expected, abs=1e-3)
+    assert pred.probabilities == pytest.approx({"last-steps": 0.6, "before-last": 0.3}, abs=1e-3)
+    assert pred.verdict.label == "success" and pred.verdict.rationale.startswith(f"P(success) {expected:.2f}")
+    assert all(body["logprobs"] is True for body in server.bodies) and len(server.bodies) == 2
+    asked = sorted(body["messages"][-1]["content"] for body in server.bodies)
+    # One action earlier, the trajectory had no action at all; the last steps show the whole end.
+    assert any("(the agent took no action)" in text for text in asked)
+    assert any("[1] agent: activate stove\n[2] env: The water boils." in text for text in asked)
+
+
+def test_the_same_last_steps_score_lower_when_the_last_action_changed_nothing():
+    configure(p_last=0.6, p_before=0.6)
+    flat = Judge(design="probability")(task="boil water", trajectory=TRAJ).probability
+    configure(p_last=0.6, p_before=0.2)
+    moved = Judge(design="probability")(task="boil water", trajectory=TRAJ).probability
+    assert flat == pytest.approx(0.6, abs=1e-3) and moved > 0.85
+
+
+def test_the_threshold_decides_and_the_band_abstains():
+    configure(p_last=0.3, p_before=0.3)  # score 0.3
+    assert Judge(design="probability", band=(0.25, 0.25))(task="t", trajectory=TRAJ).verdict.label == "success"
+    assert Judge(design="probability", band=(0.35, 0.35))(task="t", trajectory=TRAJ).verdict.label == "failure"
+    pred = Judge(design="probability", band=(0.2, 0.4))(task="t", trajectory=TRAJ)
+    assert pred.verdict.label == "indeterminate" and "abstention band [0.20, 0.40)" in pred.verdict.rationale
+
+
+def test_the_trajectory_view_alone_asks_one_question_async():
+    server = configure(p_last=0.9, p_trajectory=0.1)
+    pred = asyncio.run(Judge(design="probability", views=("trajectory",)).acall(task="t", trajectory=TRAJ))
+    assert pred.verdict.label == "failure" and pred.probabilities == pytest.approx({"trajectory": 0.1}, abs=1e-3)
+    assert len(server.bodies) == 1
+    names = [n for n, _ in Judge(design="probability", views=("trajectory",)).named_predictors()]
+    assert names == ["trajectory_verdict"]
+
+
+def test_a_trajectory_given_as_text_has_no_progress_term():
+    server = configure(p_last=0.7)
+    pred = Judge(design="probability")(task="t", trajectory="[0] env: The water boils.")
+    assert pred.probabilities == pytest.approx({"last-steps": 0.7}, abs=1e-3) and len(server.bodies) == 1
+    assert pred.probability == pytest.approx(0.7, abs=1e-3)
+
+
+def test_an_lm_without_logprobs_counts_its_written_word():
+    dspy.configure(lm=DummyLM([{"verdict": "success"}, {"verdict": "failure"}]))
+    pred = Judge(design="probability")(task="t", trajectory=TRAJ)
+    # The last steps said success (1.0), one action earlier failure (0.0): a confident success.
+    assert pred.probabilities == {"last-steps": 1.0, "before-last": 0.0} and pred.verdict.label == "success"
+
+
+def test_garbage_is_indeterminate():
+    dspy.configure(lm=DummyLM([{"verdict": "maybe"}] * 4))
+    assert Judge(design="probability")(task="t", trajectory=TRAJ).verdict.label == "indeterminate"
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="views"):
+        Judge(design="probability", views=("vibes",))
+    with pytest.raises(ValueError, match="band"):
+        Judge(design="probability", band=(0.6, 0.4))
+
+
+def test_label_probability_reads_the_first_label_token():
+    tokens = [entry('{"', 1.0, [("x", 0.1)]), entry("fail", 0.7, [("fail", 0.7), ("succ", 0.2), ("f", 0.05)])]
+    assert label_probability({"content": tokens}) == pytest.approx(0.2 / 0.9)
+    # The chosen token counts even when the alternatives leave it out; the other label may be missing.
+    assert label_probability([entry(" success", 0.9, [])]) == pytest.approx(1.0)
+    assert label_probability({"content": [entry("maybe", 1.0)]}) is None
+    assert label_probability(None) is None
