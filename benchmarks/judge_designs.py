@@ -74,7 +74,6 @@ OUTPUT_TOKENS = {
     "checklist": 180,
     "self-consistency": 62,
     "confidence": 70,
-    "final-goal": 60,
     "probability": 12,
 }
 EXPECTED_SC_CALLS = 2.4  # 2 when the first two samples agree, else 3 (assumed: they agree 60% of the time)

@@ -661,7 +661,7 @@ CompileTargetOpt = typer.Option("judge", "--target", help="judge | extractors | 
 TrainOpt = typer.Option(..., "--train", help="Training JSONL files or globs (repeatable, or comma-separated).")
 DevOpt = typer.Option(..., "--dev", help="Dev JSONL files or globs, scored before and after compiling (repeatable).")
 DesignOpt = typer.Option(
-    "rationale", "--design", help="Judge design: rationale | checklist | self-consistency | confidence | final-goal."
+    "rationale", "--design", help="Judge design: rationale | checklist | self-consistency | confidence | probability."
 )
 BudgetTokensOpt = typer.Option(
     None,

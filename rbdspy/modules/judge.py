@@ -14,9 +14,6 @@ until measured (benchmarks/judge_designs.py):
   first two of 3 agree.
 - "confidence": rationale, verdict and a confidence in [0, 1]; below `threshold` the verdict is
   `indeterminate`, so nothing is written. One call.
-- "final-goal": the task's final goal, the observation among the last steps that shows it reached,
-  and a second short call that checks that observation; see rbdspy/modules/final_goal.py. Two
-  calls that read the task and the last steps only.
 - "probability": one word per short question (do the last steps show the task accomplished? and
   the same one action earlier), read as the probability of "success" from the LM's logprobs;
   success at or above a threshold, failure below, `indeterminate` within an abstention band
@@ -35,23 +32,20 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.final_goal import final_goal_plan
 from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan, arun, run
 from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, PROBABILITY_VIEWS, probability_plan
 from rbdspy.render import NOT_SHOWN_RULE, as_renderer
 from rbdspy.signatures import (
     JudgeChecklist,
-    JudgeFinalGoal,
     JudgeLastSteps,
     JudgeTrajectory,
     JudgeVerdict,
     JudgeWithConfidence,
-    VerifyGoalReached,
 )
 from rbdspy.types import Trajectory, Verdict
 
-JUDGE_DESIGNS = ("rationale", "checklist", "self-consistency", "confidence", "final-goal", "probability")
+JUDGE_DESIGNS = ("rationale", "checklist", "self-consistency", "confidence", "probability")
 DEFAULT_SAMPLES = 3
 DEFAULT_SAMPLE_TEMPERATURE = 0.7
 DEFAULT_CONFIDENCE_THRESHOLD = 0.7
@@ -135,9 +129,6 @@ class Judge(dspy.Module):
                 self.trajectory_verdict = dspy.Predict(JudgeVerdict)
             if {"last-steps", "progress"} & set(self.views):
                 self.last_steps_verdict = dspy.Predict(JudgeLastSteps)
-        elif design == "final-goal":
-            self.final_goal = dspy.Predict(JudgeFinalGoal)
-            self.verify_goal = dspy.Predict(VerifyGoalReached)
         else:
             self.confident = dspy.Predict(JudgeWithConfidence)
 
@@ -157,8 +148,6 @@ class Judge(dspy.Module):
             return (yield from self._self_consistency(inputs))
         if self.design == "confidence":
             return (yield from self._confidence(inputs))
-        if self.design == "final-goal":
-            return (yield from self._final_goal(inputs, trajectory))
         if self.design == "probability":
             if not isinstance(trajectory, str):
                 trajectory = Trajectory.coerce(trajectory, task=task)
@@ -225,13 +214,6 @@ class Judge(dspy.Module):
                 f"the {label} verdict is not used. {verdict.rationale}"
             )
         return dspy.Prediction(verdict=verdict, confidence=confidence, label=label)
-
-    # -- final goal --
-
-    def _final_goal(self, inputs: dict, trajectory: Any) -> Plan:
-        if not isinstance(trajectory, str):
-            trajectory = Trajectory.coerce(trajectory, task=inputs["task"])
-        return (yield from final_goal_plan(self.final_goal, self.verify_goal, inputs["task"], trajectory))
 
     def forward(self, task: str, trajectory: Any) -> dspy.Prediction:
         return run(self._plan(task, trajectory))

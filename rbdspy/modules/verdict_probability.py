@@ -30,7 +30,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.final_goal import last_steps, tail_of_text
+from rbdspy.modules.last_steps import last_steps, tail_of_text
 from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan
 from rbdspy.types import OBSERVATION_ROLES, Trajectory, Verdict

@@ -4,13 +4,11 @@ from rbdspy.signatures.contrast import ContrastTrajectories
 from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.judge import (
     JudgeChecklist,
-    JudgeFinalGoal,
     JudgeLastSteps,
     JudgeTrajectory,
     JudgeVerdict,
     JudgeWithConfidence,
     RequirementCheck,
-    VerifyGoalReached,
 )
 from rbdspy.signatures.refine import RefineTrajectory
 from rbdspy.signatures.select import SelectBestTrajectory
@@ -20,7 +18,6 @@ __all__ = [
     "ExtractFailureLessons",
     "ExtractSuccessLessons",
     "JudgeChecklist",
-    "JudgeFinalGoal",
     "JudgeLastSteps",
     "JudgeTrajectory",
     "JudgeVerdict",
@@ -28,5 +25,4 @@ __all__ = [
     "RefineTrajectory",
     "RequirementCheck",
     "SelectBestTrajectory",
-    "VerifyGoalReached",
 ]

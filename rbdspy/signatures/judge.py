@@ -96,40 +96,6 @@ class JudgeWithConfidence(dspy.Signature):
     confidence: float = dspy.OutputField(desc="How likely the verdict is right, from 0.0 to 1.0")
 
 
-class JudgeFinalGoal(dspy.Signature):
-    """You check whether an AI agent finished its task, from the last steps it took. A task is
-    finished only when its final goal was reached: the last thing the task asks for, often its
-    last instruction ("then put it in the basket", "when you are done, hand in the report",
-    "finally, lock the door"). Doing the earlier steps, getting close, or arriving at the right
-    place is not enough.
-
-    Find the final goal in the task. Then read the last steps: is there an observation (what the
-    environment said) that shows the final goal reached? Judge from the observations, not from
-    what the agent tried or intended: an action the environment refused, did not understand, or
-    answered with an error did not happen. If the last observations show something else (the
-    agent still on its way, looking around, or an error), the final goal was not reached."""
-
-    task: str = dspy.InputField(desc="What the agent was asked to do")
-    last_steps: str = dspy.InputField(desc="The agent's last actions, each with the observation that answered it")
-    final_goal: str = dspy.OutputField(desc="The last thing the task requires, in a few words")
-    evidence: str = dspy.OutputField(
-        desc="The observation among the last steps that shows the final goal reached, quoted; 'none' if none does"
-    )
-    final_goal_reached: bool = dspy.OutputField(desc="true only if the quoted observation shows the final goal reached")
-
-
-class VerifyGoalReached(dspy.Signature):
-    """Does this observation, from the end of an AI agent's attempt at a task, show that the
-    goal was reached? Answer from what the observation says happened, not from what the agent
-    tried or intended. An error, a refusal, a description of a place, or news about something
-    other than the goal does not show the goal reached."""
-
-    task: str = dspy.InputField(desc="What the agent was asked to do")
-    goal: str = dspy.InputField(desc="The task's final goal")
-    observation: str = dspy.InputField(desc="What the environment said after one of the agent's last actions")
-    reached: bool = dspy.OutputField(desc="true only if the observation shows the goal reached")
-
-
 # ---- the probability design: a verdict alone, read as the probability of its first token ---------
 
 

@@ -11,7 +11,6 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
-from rbdspy.modules.final_goal import LAST_OBSERVATION_CHARS, grounded_observation, last_steps, last_window
 from rbdspy.modules.judge import JUDGE_DESIGNS, Judge, majority_verdict
 from rbdspy.modules.lm_errors import LMSetupError
 from rbdspy.render import NOT_SHOWN_RULE, EvidenceRenderer
@@ -46,7 +45,6 @@ def test_the_default_design_is_todays_and_each_design_has_its_own_predictor():
         "checklist": ["checklist"],
         "self-consistency": ["predict"],
         "confidence": ["confident"],
-        "final-goal": ["final_goal", "verify_goal"],
         "probability": ["last_steps_verdict"],
     }
 
@@ -133,99 +131,6 @@ def test_checklist_with_no_requirements_is_indeterminate_async():
     dspy.configure(lm=DummyLM([{"requirements": []}]))
     pred = asyncio.run(Judge(design="checklist").acall(task="boil water", trajectory=TRAJ))
     assert pred.verdict.label == "indeterminate" and "no requirements" in pred.verdict.rationale
-
-
-# ---- final goal -------------------------------------------------------------------------------
-
-
-def final(reached, goal="the water boils", evidence="The water boils."):
-    return {"final_goal": goal, "evidence": evidence, "final_goal_reached": reached}
-
-
-def test_final_goal_success_when_the_quoted_observation_is_verified():
-    lm = DummyLM([final("true"), {"reached": "true"}])
-    dspy.configure(lm=lm)
-    pred = Judge(design="final-goal")(task="boil water", trajectory=TRAJ)
-    assert pred.verdict.label == "success" and pred.final_goal_reached is True
-    assert pred.verdict.rationale == "final goal: the water boils; shown reached by: The water boils."
-    # First call: the task and the last actions, numbered as in the trajectory; not the rest.
-    first = lm.history[-2]["messages"][-1]["content"]
-    assert "[[ ## last_steps ## ]]\n[1] agent: activate stove\n[2] env: The water boils." in first
-    assert "A kitchen with a stove" not in first
-    # Second call: the goal and the observation the quote stands for.
-    assert "[[ ## goal ## ]]\nthe water boils" in prompt(lm) and "[[ ## observation ## ]]\nThe water boils." in prompt(
-        lm
-    )
-
-
-def test_final_goal_not_reached_is_a_failure_in_one_call():
-    lm = DummyLM([final("false", evidence="none")])
-    dspy.configure(lm=lm)
-    pred = Judge(design="final-goal")(task="boil water", trajectory=TRAJ)
-    assert pred.verdict.label == "failure" and len(lm.history) == 1
-    assert pred.verdict.rationale == "final goal: the water boils; not shown reached"
-
-
-def test_final_goal_a_quote_the_verification_refuses_is_a_failure():
-    dspy.configure(lm=DummyLM([final("true", evidence="activate stove"), {"reached": "false"}]))
-    pred = Judge(design="final-goal")(task="boil water", trajectory=TRAJ)
-    assert pred.verdict.label == "failure" and pred.final_goal_reached is False
-    # The quote named the agent's action: the observation that answered it is what was checked.
-    assert pred.verdict.rationale == "final goal: the water boils; not shown reached by: The water boils."
-
-
-def test_final_goal_with_an_unreadable_answer_on_the_goal_is_indeterminate_async():
-    dspy.configure(lm=DummyLM([final("maybe")] * 2))  # the chat adapter, then the JSON fallback
-    pred = asyncio.run(Judge(design="final-goal").acall(task="boil water", trajectory=TRAJ))
-    assert pred.verdict.label == "indeterminate" and pred.final_goal_reached is None
-
-
-def test_final_goal_an_unreadable_verification_is_indeterminate():
-    dspy.configure(lm=DummyLM([final("true"), {"reached": "perhaps"}, {"reached": "perhaps"}]))
-    pred = Judge(design="final-goal")(task="boil water", trajectory=TRAJ)
-    assert pred.verdict.label == "indeterminate"
-
-
-def test_a_quote_is_grounded_in_the_observation_that_answered_it():
-    steps = [
-        Step(role="env", content="You are in a kitchen."),
-        Step(role="agent", content="open fridge"),
-        Step(role="env", content="The fridge is open. It holds a carrot."),
-        Step(role="agent", content="take carrot"),
-        Step(role="env", content="You take the carrot."),
-    ]
-    window = last_window(Trajectory(task="t", steps=steps))
-    assert grounded_observation(window, "You take the carrot") == "You take the carrot."
-    assert grounded_observation(window, "take carrot") == "You take the carrot."  # an action: its answer
-    assert grounded_observation(window, "open fridge") == "The fridge is open. It holds a carrot."
-    assert grounded_observation(window, "xyzzy") == "You take the carrot."  # nothing matches: the last one
-    assert grounded_observation(window[:1], "open fridge") is None  # no observation to stand for
-
-
-def test_last_steps_shows_the_last_actions_whole_up_to_a_cap_and_says_when_nothing_answered():
-    steps = [Step(role="env", content="start")]
-    for i in range(6):
-        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
-    steps += [Step(role="env", content="room " * 400), Step(role="agent", content="wait")]
-    text = last_steps(Trajectory(task="t", steps=steps))
-    lines = text.splitlines()
-    assert lines[0] == "[9] agent: act 4" and "act 3" not in text  # the last three actions only
-    assert lines[4].startswith("[13] env: room room") and lines[4].endswith(" ...")
-    assert len(lines[4]) < len("[13] env: ") + LAST_OBSERVATION_CHARS + 10
-    assert lines[-2:] == ["[14] agent: wait", "(no observation after the last action)"]
-    assert last_steps(Trajectory(task="t", steps=[Step(role="env", content="x")])) == "(the agent took no action)"
-
-
-def test_final_goal_on_a_trajectory_given_as_text_reads_its_end():
-    lm = DummyLM([final("true"), {"reached": "true"}] * 2)
-    dspy.configure(lm=lm)
-    Judge(design="final-goal")(task="t", trajectory="[0] env: done")
-    first = lm.history[-2]["messages"][-1]["content"]
-    assert "[[ ## last_steps ## ]]\n[0] env: done" in first
-    assert "[[ ## observation ## ]]\nThe water boils." in prompt(lm)  # the quote itself: no steps to ground it in
-    Judge(design="final-goal")(task="t", trajectory="[0] env: " + "x" * 5000 + " the end")
-    first = lm.history[-2]["messages"][-1]["content"]
-    assert "[[ ## last_steps ## ]]\n...xxx" in first and "x" * 1900 not in first
 
 
 # ---- self-consistency ---------------------------------------------------------------------

@@ -1,0 +1,49 @@
+"""The end of a trajectory, shown on its own: where a finished task shows its final goal reached.
+
+A small model asked about a whole trajectory answers from the agent's progress; asked about the
+last few actions and what the environment answered, it is asked about the evidence that decides
+most outcomes. The probability judge (rbdspy/modules/verdict_probability.py) reads these.
+"""
+
+from __future__ import annotations
+
+from rbdspy.types import OBSERVATION_ROLES, Step, Trajectory
+
+# How many of the last actions are shown, and how much of each observation (the last observations
+# are where a finished task shows it; a room description longer than this keeps its start).
+LAST_ACTIONS = 3
+LAST_OBSERVATION_CHARS = 600
+
+
+def last_window(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> list[tuple[int, Step]]:
+    """(index, step) from the `actions`-th last action to the end; empty when nothing acted."""
+    acting = [i for i, step in enumerate(trajectory.steps) if step.role not in OBSERVATION_ROLES]
+    start = acting[-actions:][0] if acting else len(trajectory.steps)
+    return list(enumerate(trajectory.steps))[start:]
+
+
+def _shown(step: Step) -> str:
+    text = " ".join(step.content.split())
+    if step.role in OBSERVATION_ROLES and len(text) > LAST_OBSERVATION_CHARS:
+        text = text[:LAST_OBSERVATION_CHARS] + " ..."
+    return text
+
+
+def last_steps(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> str:
+    """The last `actions` actions, each with the observations that answered it, numbered as the
+    rendered trajectory numbers them; an observation longer than LAST_OBSERVATION_CHARS keeps its
+    start. Whitespace runs collapse."""
+    window = last_window(trajectory, actions)
+    if not window:
+        return "(the agent took no action)"
+    lines = [f"[{i}] {step.role}: {_shown(step)}" for i, step in window]
+    if window[-1][1].role not in OBSERVATION_ROLES:
+        lines.append("(no observation after the last action)")
+    return "\n".join(lines)
+
+
+def tail_of_text(text: str) -> str:
+    """The end of an already rendered trajectory, as much text as `last_steps` shows at most."""
+    text = text.strip()
+    limit = LAST_ACTIONS * LAST_OBSERVATION_CHARS
+    return text if len(text) <= limit else "..." + text[-limit:]

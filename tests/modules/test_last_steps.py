@@ -1,0 +1,25 @@
+"""The last steps of a trajectory, as the probability judge reads them: the last actions whole
+up to a cap, numbered as the rendered trajectory numbers them."""
+
+from rbdspy.modules.last_steps import LAST_OBSERVATION_CHARS, last_steps, tail_of_text
+from rbdspy.types import Step, Trajectory
+
+
+def test_last_steps_shows_the_last_actions_whole_up_to_a_cap_and_says_when_nothing_answered():
+    steps = [Step(role="env", content="start")]
+    for i in range(6):
+        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
+    steps += [Step(role="env", content="room " * 400), Step(role="agent", content="wait")]
+    text = last_steps(Trajectory(task="t", steps=steps))
+    lines = text.splitlines()
+    assert lines[0] == "[9] agent: act 4" and "act 3" not in text  # the last three actions only
+    assert lines[4].startswith("[13] env: room room") and lines[4].endswith(" ...")
+    assert len(lines[4]) < len("[13] env: ") + LAST_OBSERVATION_CHARS + 10
+    assert lines[-2:] == ["[14] agent: wait", "(no observation after the last action)"]
+    assert last_steps(Trajectory(task="t", steps=[Step(role="env", content="x")])) == "(the agent took no action)"
+
+
+def test_the_end_of_a_rendered_trajectory_is_kept_within_the_same_size():
+    assert tail_of_text("  [0] env: done ") == "[0] env: done"
+    tail = tail_of_text("[0] env: " + "x" * 5000 + " the end")
+    assert tail.startswith("...x") and tail.endswith(" the end") and len(tail) < 2000
