@@ -661,29 +661,31 @@ CompileTargetOpt = typer.Option("judge", "--target", help="judge | extractors | 
 TrainOpt = typer.Option(..., "--train", help="Training JSONL files or globs (repeatable, or comma-separated).")
 DevOpt = typer.Option(..., "--dev", help="Dev JSONL files or globs, scored before and after compiling (repeatable).")
 DesignOpt = typer.Option(
-    "rationale", "--design", help="Judge design: rationale | checklist | self-consistency | confidence | probability."
+    "probability", "--design", help="Judge design: probability | rationale | checklist | self-consistency | confidence."
 )
 BudgetTokensOpt = typer.Option(
-    None,
+    1800,
     "--budget-tokens",
-    help="Show trajectories through the evidence renderer within this many tokens (default: today's "
-    "character-cut rendering). Compile and eval a judge with the same value.",
+    help="Show trajectories through the evidence renderer within this many tokens (0: the character-cut "
+    "rendering from before the evidence renderer). Compile and eval a judge with the same value.",
 )
 
 
 def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> int | None:
     """Checks --design and --budget-tokens (a usage error naming the option) and returns the
-    renderer argument the programs take: the token budget, or None for today's rendering."""
-    from rbdspy.modules.judge import JUDGE_DESIGNS
+    renderer argument the programs take: the token budget, or None (0) for the character-cut rendering."""
+    from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
     from rbdspy.render import MIN_BUDGET_TOKENS
 
     if design not in JUDGE_DESIGNS:
         raise typer.BadParameter(f"{design!r} is not one of {', '.join(JUDGE_DESIGNS)}", param_hint="--design")
-    if design != "rationale" and "judge" not in targets:
+    if design != DEFAULT_JUDGE_DESIGN and "judge" not in targets:
         raise typer.BadParameter("applies to the judge only (--target judge or all)", param_hint="--design")
+    if budget_tokens == 0:
+        return None
     if budget_tokens is not None and budget_tokens < MIN_BUDGET_TOKENS:
         raise typer.BadParameter(
-            f"must be at least {MIN_BUDGET_TOKENS}; got {budget_tokens}", param_hint="--budget-tokens"
+            f"must be 0 or at least {MIN_BUDGET_TOKENS}; got {budget_tokens}", param_hint="--budget-tokens"
         )
     return budget_tokens
 
@@ -760,6 +762,8 @@ def compile_cmd(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
     renderer = _judge_view(targets, design, budget_tokens)
+    from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN  # the extractors have one design: the default's name
+
     task_lm = make_lm(lm)
     dspy.configure(lm=task_lm, adapter=_adapter(adapter))
     reflection = _lm_or_none(reflection_lm)
@@ -791,7 +795,7 @@ def compile_cmd(
                 experiment=experiment,
                 log_model=log_model,
                 extra_params={"adapter": adapter},
-                design=design if name == "judge" else "rationale",
+                design=design if name == "judge" else DEFAULT_JUDGE_DESIGN,
                 renderer=renderer,
             )
         except (FileNotFoundError, ValueError) as error:

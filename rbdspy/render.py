@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_BUDGET_TOKENS",
+    "DISTILLER_BUDGET_TOKENS",
     "MIN_BUDGET_TOKENS",
     "NOT_SHOWN_RULE",
     "Cut",
@@ -70,6 +71,9 @@ __all__ = [
 CHARS_PER_TOKEN = 3.5
 # About today's 6,000 characters (6000 / 3.5 = 1,714 tokens): the same prompt cost, more evidence.
 DEFAULT_BUDGET_TOKENS = 1800
+# The distiller's budget, shared by the k attempts it contrasts: about the 9,000 characters it
+# shared before the evidence renderer.
+DISTILLER_BUDGET_TOKENS = 2600
 MIN_BUDGET_TOKENS = 200
 # The companion instruction for any prompt that reads a rendered trajectory and judges it.
 NOT_SHOWN_RULE = (
@@ -743,7 +747,7 @@ def _counted(actions) -> list[str]:
 
 
 def as_renderer(value: Any) -> Callable[[Trajectory], str] | None:
-    """What a module's `renderer=` argument accepts: None (today's `Trajectory.render`), an int
+    """What a module's `renderer=` argument accepts: None (`Trajectory.render`), an int
     (an EvidenceRenderer with that token budget), an EvidenceRenderer, or any callable
     Trajectory -> str."""
     if value is None:

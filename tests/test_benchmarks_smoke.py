@@ -56,22 +56,22 @@ def test_judge_designs_smoke_runs_every_design_and_resumes(tmp_path, capsys):
     result = module.main(["--smoke", "--out", str(out)])
     printed = capsys.readouterr().out
     arms = {row["arm"] for row in result["rows"]}
-    assert len(arms) == 8 and len(result["rows"]) == 8 * 4  # 4 designs x 2 renderers, 2 records per file
+    assert len(arms) == 10 and len(result["rows"]) == 10 * 4  # 5 designs x 2 renderers, 2 records per file
     families = {(t["arm"], t["family"]) for t in result["table"]}
-    assert {f for _, f in families} == {"scienceworld", "twx", "both"} and len(families) == 8 * 3
+    assert {f for _, f in families} == {"scienceworld", "twx", "both"} and len(families) == 10 * 3
     assert all(t["ood"] == "—" and t["tuned_on"] == "—" for t in result["table"])  # hand-written prompts
     assert "| design | renderer | judge | tuned on | evaluated on | OOD |" in printed
     assert "A threshold chosen on one family, reported on the other" in printed
     assert f"Reproduce: python benchmarks/judge_designs.py --smoke --out {out} --resume" in printed
     lines = sorted((out / "records").glob("*.jsonl"))
-    assert len(lines) == 8 and (out / "results.md").is_file()
+    assert len(lines) == 10 and (out / "results.md").is_file()
     with pytest.raises(SystemExit, match="--resume"):
         module.main(["--smoke", "--out", str(out)])
     before = {p.name: p.read_text() for p in lines}
     again = module.main(["--smoke", "--out", str(out), "--resume"])  # nothing left to judge
-    assert {p.name: p.read_text() for p in lines} == before and len(again["rows"]) == 32
+    assert {p.name: p.read_text() for p in lines} == before and len(again["rows"]) == 40
     more = module.main(["--smoke", "--out", str(out), "--resume", "--limit", "3"])  # one more record per file
-    assert len(more["rows"]) == 8 * 6
+    assert len(more["rows"]) == 10 * 6
     assert all(p.read_text().startswith(before[p.name]) for p in lines)
 
 
@@ -117,9 +117,31 @@ def test_judge_designs_report_compares_arms_on_the_records_every_arm_judged():
         *(row("b", "twx", k) for k in "xy"),
         row("compiled", "twx", "x"),  # judged on twx only: scienceworld is not shrunk by it
     ]
-    kept, per_family = common_rows(rows)
-    assert per_family == {"scienceworld": 2, "twx": 1}
+    kept, per_family, partial = common_rows(rows)
+    assert per_family == {"scienceworld": 2, "twx": 1} and partial == {"scienceworld": set(), "twx": set()}
     assert sorted((r["arm"], r["key"]) for r in kept if r["family"] == "scienceworld") == [
         ("a", "1"), ("a", "2"), ("b", "1"), ("b", "2"),
     ]  # fmt: skip
     assert {r["key"] for r in kept if r["family"] == "twx"} == {"x"}
+
+
+def test_judge_designs_report_sets_a_design_measured_on_a_subset_beside_todays_judge():
+    module = _load("judge_designs")
+
+    def row(arm, family, key, verdict):
+        return {"arm": arm, "family": family, "key": key, "label": "success", "verdict": verdict}
+
+    rows = [row("rationale+legacy", "twx", k, "failure") for k in "abcdef"]
+    rows += [row("other", "twx", k, "success") for k in "abcdef"]
+    rows += [row("costly", "twx", k, "success") for k in "ab"]  # a third of the records: partial
+    kept, per_family, partial = module.common_rows(rows)
+    assert (
+        partial["twx"] == {"costly"}
+        and per_family["twx"] == 6
+        and {r["arm"] for r in kept} == {"rationale+legacy", "other"}
+    )
+    beside = module.partial_rows(rows, partial)
+    assert sorted((r["arm"], r["key"]) for r in beside) == [
+        ("costly", "a"), ("costly", "b"), ("rationale+legacy (beside costly)", "a"),
+        ("rationale+legacy (beside costly)", "b"),
+    ]  # fmt: skip

@@ -1,8 +1,11 @@
-"""Today's default rendering and judge/extractor/distiller prompts, pinned byte for byte.
+"""The rendering and judge/extractor/distiller prompts from before the evidence renderer and the
+judge designs, pinned byte for byte.
 
-The evidence renderer and the new judge designs are opt-in until they are measured: a bank built
-without them (and the benchmark resuming on it) must send exactly the prompts it sent before they
-existed. The digests below were computed from the code before the renderer was added.
+The defaults are now the evidence renderer and the probability judge (chosen by measurement,
+docs/concepts/judge.md); the earlier ones stay available (`renderer=None`,
+`Judge(design="rationale")`) and must send exactly the prompts they sent before, so a bank or a
+benchmark arm that asks for them resumes unchanged. The digests below were computed from the code
+before the renderer was added.
 """
 
 from __future__ import annotations
@@ -104,15 +107,15 @@ def test_default_prompts_are_unchanged():
     first, longest = _trajectory(SW_FIRST), _trajectory(SW_LONGEST)
     lm = DummyLM([{"rationale": "r", "verdict": "success"}])
     dspy.configure(lm=lm)
-    Judge()(task=first.task, trajectory=first)
+    Judge(design="rationale", renderer=None)(task=first.task, trajectory=first)
     assert _messages(lm) == PINNED_PROMPTS_CHAT["judge"]
     lm = DummyLM([{"lessons": []}])
     dspy.configure(lm=lm)
-    Extractor()(task=first.task, trajectory=first, verdict="success")
+    Extractor(renderer=None)(task=first.task, trajectory=first, verdict="success")
     assert _messages(lm) == PINNED_PROMPTS_CHAT["extractor"]
     lm = DummyLM([{"lessons": []}])
     dspy.configure(lm=lm)
-    ContrastiveDistiller()(task=first.task, trajectories=[first, longest], verdicts=["success", "failure"])
+    ContrastiveDistiller(renderer=None)(task=first.task, trajectories=[first, longest], verdicts=["success", "failure"])
     assert _messages(lm) == PINNED_PROMPTS_CHAT["distiller"]
 
 
@@ -120,5 +123,14 @@ def test_default_judge_prompt_under_the_json_adapter_is_unchanged():
     first = _trajectory(SW_FIRST)
     lm = DummyLM([{"rationale": "r", "verdict": "success"}] * 3)
     dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
-    Judge()(task=first.task, trajectory=first)
+    Judge(design="rationale", renderer=None)(task=first.task, trajectory=first)
     assert _messages(lm) == PINNED_JUDGE_PROMPT_JSON
+
+
+def test_the_defaults_are_the_evidence_renderer_and_the_probability_judge():
+    from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, EvidenceRenderer
+
+    judge = Judge()
+    assert judge.design == "probability" and judge.renderer == EvidenceRenderer(DEFAULT_BUDGET_TOKENS)
+    assert Extractor().renderer == EvidenceRenderer(DEFAULT_BUDGET_TOKENS)
+    assert ContrastiveDistiller().renderer == EvidenceRenderer(DISTILLER_BUDGET_TOKENS)

@@ -12,7 +12,7 @@ from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_CONTRAST, check_max_lessons, normalise_lessons
 from rbdspy.modules.lm_errors import attempt
 from rbdspy.modules.plan import Plan, arun, run
-from rbdspy.render import EvidenceRenderer, as_renderer
+from rbdspy.render import DISTILLER_BUDGET_TOKENS, EvidenceRenderer, as_renderer
 from rbdspy.signatures import ContrastTrajectories
 from rbdspy.types import Verdict
 
@@ -24,12 +24,19 @@ class ContrastiveDistiller(dspy.Module):
     small model's context. Returns `Prediction(lessons=list[Lesson])`; an LM error or a
     malformed answer gives no lessons.
 
-    `renderer` (opt-in: a token budget, an `rbdspy.render.EvidenceRenderer` or any
-    Trajectory -> str) renders each attempt instead; an EvidenceRenderer's token budget is
-    shared by the k attempts as the character budget is.
+    `renderer` (a token budget, by default DISTILLER_BUDGET_TOKENS; an
+    `rbdspy.render.EvidenceRenderer`; any Trajectory -> str) renders each attempt; an
+    EvidenceRenderer's token budget is shared by the k attempts. None renders them with
+    `Trajectory.render`, sharing `max_chars` instead.
     """
 
-    def __init__(self, max_lessons: int = MAX_LESSONS_PER_CONTRAST, max_chars: int = 9000, *, renderer: Any = None):
+    def __init__(
+        self,
+        max_lessons: int = MAX_LESSONS_PER_CONTRAST,
+        max_chars: int = 9000,
+        *,
+        renderer: Any = DISTILLER_BUDGET_TOKENS,
+    ):
         super().__init__()
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_CONTRAST)
         self.max_chars = max_chars

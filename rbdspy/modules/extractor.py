@@ -10,7 +10,7 @@ from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.modules.lm_errors import attempt
 from rbdspy.modules.plan import Plan, arun, run
-from rbdspy.render import as_renderer
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.types import Verdict
 
@@ -25,12 +25,18 @@ class Extractor(dspy.Module):
     enforced (None when nothing was parsed), so a compile metric can reward answers that needed
     no clipping instead of only ever seeing the clipped result.
 
-    `renderer` (opt-in: a token budget, an `rbdspy.render.EvidenceRenderer` or any
-    Trajectory -> str) shows the trajectory as the judge sees it with the same renderer,
-    instead of `Trajectory.render(max_chars)`.
+    `renderer` (a token budget, by default DEFAULT_BUDGET_TOKENS; an
+    `rbdspy.render.EvidenceRenderer`; any Trajectory -> str) shows the trajectory as the judge
+    sees it with the same renderer; None shows `Trajectory.render(max_chars)` instead.
     """
 
-    def __init__(self, max_lessons: int = MAX_LESSONS_PER_TRAJECTORY, max_chars: int = 6000, *, renderer: Any = None):
+    def __init__(
+        self,
+        max_lessons: int = MAX_LESSONS_PER_TRAJECTORY,
+        max_chars: int = 6000,
+        *,
+        renderer: Any = DEFAULT_BUDGET_TOKENS,
+    ):
         super().__init__()
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars

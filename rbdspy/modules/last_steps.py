@@ -13,11 +13,18 @@ from rbdspy.types import OBSERVATION_ROLES, Step, Trajectory
 # are where a finished task shows it; a room description longer than this keeps its start).
 LAST_ACTIONS = 3
 LAST_OBSERVATION_CHARS = 600
+# Steps that tell the agent something rather than record what it did.
+INPUT_ROLES = ("user", "system")
+
+
+def is_action(step: Step) -> bool:
+    """A step the agent took (not an observation, not the task or a system message)."""
+    return step.role not in OBSERVATION_ROLES and step.role not in INPUT_ROLES
 
 
 def last_window(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> list[tuple[int, Step]]:
     """(index, step) from the `actions`-th last action to the end; empty when nothing acted."""
-    acting = [i for i, step in enumerate(trajectory.steps) if step.role not in OBSERVATION_ROLES]
+    acting = [i for i, step in enumerate(trajectory.steps) if is_action(step)]
     start = acting[-actions:][0] if acting else len(trajectory.steps)
     return list(enumerate(trajectory.steps))[start:]
 
@@ -31,14 +38,17 @@ def _shown(step: Step) -> str:
 
 def last_steps(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> str:
     """The last `actions` actions, each with the observations that answered it, numbered as the
-    rendered trajectory numbers them; an observation longer than LAST_OBSERVATION_CHARS keeps its
-    start. Whitespace runs collapse."""
+    rendered trajectory numbers them, then the final answer if there is one; an observation
+    longer than LAST_OBSERVATION_CHARS keeps its start. Whitespace runs collapse."""
     window = last_window(trajectory, actions)
-    if not window:
+    final = " ".join((trajectory.final_answer or "").split())
+    if not window and not final:
         return "(the agent took no action)"
     lines = [f"[{i}] {step.role}: {_shown(step)}" for i, step in window]
-    if window[-1][1].role not in OBSERVATION_ROLES:
+    if window and is_action(window[-1][1]) and not final:
         lines.append("(no observation after the last action)")
+    if final:  # what the agent answered: for a program that answers, the evidence itself
+        lines.append(f"[final answer] {final[:LAST_OBSERVATION_CHARS]}")
     return "\n".join(lines)
 
 

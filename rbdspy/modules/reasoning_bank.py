@@ -23,7 +23,7 @@ from rbdspy.modules.learner import Learner
 from rbdspy.modules.lm_errors import act
 from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
 from rbdspy.modules.retriever import DEFAULT_K, MemoryRetriever, Ranking
-from rbdspy.render import as_renderer
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, as_renderer
 from rbdspy.types import MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
@@ -101,6 +101,13 @@ class ReasoningBank(dspy.Module):
         quarantine: opt-in write-side defence, a `rbdspy.memory.defence.Quarantine`: lessons
             whose text carries instructions aimed at a model (or whose provenance it does not
             trust) are held back instead of stored. None (the default) stores every lesson.
+        judge: the judge (`rbdspy.Judge`, of any design); default `Judge(renderer=renderer)`,
+            the probability design.
+        renderer: how the judge, the extractor and the distiller are shown a trajectory: a token
+            budget (default DEFAULT_BUDGET_TOKENS: `EvidenceRenderer`; the distiller shares
+            DISTILLER_BUDGET_TOKENS among its attempts), an EvidenceRenderer, any
+            Trajectory -> str, or None (`Trajectory.render`, the rendering before the evidence
+            renderer existed).
     """
 
     def __init__(
@@ -120,7 +127,7 @@ class ReasoningBank(dspy.Module):
         query: QueryKind = "situation",
         quarantine: Any = None,
         judge: Judge | None = None,
-        renderer: Any = None,
+        renderer: Any = DEFAULT_BUDGET_TOKENS,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -145,10 +152,12 @@ class ReasoningBank(dspy.Module):
             )
         # One renderer for the judge, the extractor and the distiller: each reads the trajectory
         # as the others do. A judge given with its own renderer keeps it.
+        default = renderer == DEFAULT_BUDGET_TOKENS
         renderer = as_renderer(renderer)
         self.judge = judge if judge is not None else Judge(renderer=renderer)
         self.extractor = Extractor(renderer=renderer)
-        self.distiller = ContrastiveDistiller(renderer=renderer)
+        # The distiller reads k attempts at once: by default it shares a larger budget among them.
+        self.distiller = ContrastiveDistiller(renderer=DISTILLER_BUDGET_TOKENS if default else renderer)
         # The agent declares its situation (EnvAgent: the task plus the first observation): the
         # bank retrieves by it, and lessons are stored under the situation they were learned in.
         self.query = "situation" if query == "situation" and callable(getattr(agent, "situation", None)) else "task"

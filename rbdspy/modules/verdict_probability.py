@@ -30,10 +30,10 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.last_steps import last_steps, tail_of_text
+from rbdspy.modules.last_steps import is_action, last_steps, tail_of_text
 from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan
-from rbdspy.types import OBSERVATION_ROLES, Trajectory, Verdict
+from rbdspy.types import Trajectory, Verdict
 
 PROBABILITY_VIEWS = ("last-steps", "progress", "trajectory")
 DEFAULT_PROBABILITY_VIEWS = ("last-steps", "progress")
@@ -80,10 +80,16 @@ def log_odds(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def has_acted(trajectory: Trajectory) -> bool:
+    return any(is_action(step) for step in trajectory.steps)
+
+
 def before_last(trajectory: Trajectory) -> Trajectory:
-    """The trajectory as it stood before its last action (the same one when nothing acted)."""
-    acting = [i for i, step in enumerate(trajectory.steps) if step.role not in OBSERVATION_ROLES]
-    return trajectory.model_copy(update={"steps": trajectory.steps[: acting[-1]]}) if acting else trajectory
+    """The trajectory as it stood before its last action: no final answer yet (the same steps
+    when nothing acted)."""
+    acting = [i for i, step in enumerate(trajectory.steps) if is_action(step)]
+    steps = trajectory.steps[: acting[-1]] if acting else trajectory.steps
+    return trajectory.model_copy(update={"steps": steps, "final_answer": None})
 
 
 def probability_plan(
@@ -97,7 +103,8 @@ def probability_plan(
     """The design's calls as a plan. `predictors` maps "trajectory" and "last-steps" to their
     Predicts; `views` names the score's terms; `band` is (below: failure, at or above: success),
     in between indeterminate. A trajectory given as text has no steps to go back one action in,
-    so its "progress" term is left out."""
+    and one with a single action has nothing before it to compare with: their "progress" term is
+    left out."""
     as_text = isinstance(trajectory, str)
     questions = {}  # question -> the call's inputs
     if "trajectory" in views:
@@ -105,8 +112,9 @@ def probability_plan(
     if "last-steps" in views or "progress" in views:
         steps = tail_of_text(trajectory) if as_text else last_steps(trajectory)
         questions["last-steps"] = ("last-steps", {"task": task, "last_steps": steps})
-    if "progress" in views and not as_text:
-        questions["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(before_last(trajectory))})
+    earlier = None if as_text else before_last(trajectory)
+    if "progress" in views and earlier is not None and has_acted(earlier):
+        questions["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(earlier)})
     config = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
     names = list(questions)
     answers = yield Gather(

@@ -38,21 +38,23 @@ from rbdspy import tracking
 from rbdspy.lm.usage import LmUsage
 from rbdspy.modules.compiled import COMPONENT_FILES, load_component
 from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.judge import Judge
+from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN, Judge
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled, make_examples
 from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
 from rbdspy.optimizers.plots import confusion_png
 from rbdspy.optimizers.recipes import RECIPES, check, defaults_for, plan
 from rbdspy.optimizers.usage import CountingMetric
-from rbdspy.render import as_renderer
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 
 log = logging.getLogger(__name__)
 
 FILE_NAMES = {"judge": COMPONENT_FILES["judge"], "extractors": COMPONENT_FILES["extractor"]}
 
 
-def new_program(target: str, *, design: str = "rationale", renderer: Any = None) -> dspy.Module:
+def new_program(
+    target: str, *, design: str = DEFAULT_JUDGE_DESIGN, renderer: Any = DEFAULT_BUDGET_TOKENS
+) -> dspy.Module:
     """The uncompiled program of a target: what `ReasoningBank` holds as `.judge` / `.extractor`.
     `design` is the judge's (`Judge(design=...)`; the extractors have one design); `renderer`
     what either is shown of a trajectory (None: `Trajectory.render`; a token budget or an
@@ -60,14 +62,14 @@ def new_program(target: str, *, design: str = "rationale", renderer: Any = None)
     if target == "judge":
         return Judge(design=design, renderer=renderer)
     if target == "extractors":
-        if design != "rationale":
+        if design != DEFAULT_JUDGE_DESIGN:
             raise ValueError(f"design applies to the judge only; the extractors have one design (got {design!r})")
         return Extractor(renderer=renderer)
     raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")
 
 
 def load_program(
-    target: str, path: str | Path | None, *, design: str = "rationale", renderer: Any = None
+    target: str, path: str | Path | None, *, design: str = DEFAULT_JUDGE_DESIGN, renderer: Any = DEFAULT_BUDGET_TOKENS
 ) -> dspy.Module:
     """A target's program, uncompiled (`path=None`) or loaded from a compiled JSON file or a
     compile output directory. The file holds prompts only: pass the design and renderer it was
@@ -223,8 +225,8 @@ def compile_program(
     log_model: bool = True,
     display_progress: bool = True,
     extra_params: dict[str, Any] | None = None,
-    design: str = "rationale",
-    renderer: Any = None,
+    design: str = DEFAULT_JUDGE_DESIGN,
+    renderer: Any = DEFAULT_BUDGET_TOKENS,
 ) -> CompileResult:
     """Compiles one target (see the module docstring). `lm` defaults to `dspy.settings.lm`;
     `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`; `budget`, the limits and
@@ -248,8 +250,8 @@ def compile_program(
     train_files, dev_files = expand_paths(train), expand_paths(dev)
     train_records = balanced_sample(load_labelled(train_files), train_limit, seed)
     dev_records = balanced_sample(load_labelled(dev_files), dev_limit, seed)
-    trainset = make_examples(target, train_records, renderer=renderer)
-    devset = make_examples(target, dev_records, renderer=renderer)
+    trainset = make_examples(target, train_records, renderer=renderer, design=design)
+    devset = make_examples(target, dev_records, renderer=renderer, design=design)
     if not trainset:
         raise ValueError(f"no training records in {', '.join(map(str, train_files))}")
     plan(optimizer, budget, len(trainset))  # a budget too small for the optimizer fails before any LM call
@@ -370,8 +372,8 @@ def evaluate_program(
     rubric_lm: Any = None,
     experiment: str = tracking.DEFAULT_EXPERIMENT,
     display_progress: bool = True,
-    design: str = "rationale",
-    renderer: Any = None,
+    design: str = DEFAULT_JUDGE_DESIGN,
+    renderer: Any = DEFAULT_BUDGET_TOKENS,
 ) -> tuple[EvalReport, str]:
     """Scores a compiled (or, with `compiled=None`, the hand-written) judge or extractor on
     labelled data, as one MLflow run with the metrics, per-example results and, for the judge,
@@ -380,7 +382,9 @@ def evaluate_program(
     lm, rubric = _lm_and_rubric(target, lm, rubric_lm, "eval")
     renderer = as_renderer(renderer)
     files = expand_paths(data)
-    examples = make_examples(target, balanced_sample(load_labelled(files), limit, seed), renderer=renderer)
+    examples = make_examples(
+        target, balanced_sample(load_labelled(files), limit, seed), renderer=renderer, design=design
+    )
     program = load_program(target, compiled, design=design, renderer=renderer)
     with (  # the run first, as in compile_program: autologging must be on before dspy.context
         tracking.run(

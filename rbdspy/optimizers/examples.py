@@ -160,15 +160,24 @@ def _metadata(record: LabelledTrajectory) -> dict:
 
 
 def judge_example(
-    record: LabelledTrajectory, max_chars: int = DEFAULT_MAX_CHARS, hide_outcome: bool = True, renderer: Any = None
+    record: LabelledTrajectory,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    hide_outcome: bool = True,
+    renderer: Any = None,
+    *,
+    keep_steps: bool = False,
 ) -> dspy.Example:
     """Inputs `task`, `trajectory` (rendered as `Judge(max_chars, renderer=renderer)` renders
-    it); `verdict` is the environment's label, so labelled demos show the right answer."""
+    it; with `keep_steps`, the Trajectory itself, for a judge design that reads its steps, such
+    as the probability design's last steps); `verdict` is the environment's label, so labelled
+    demos show the right answer."""
     trajectory = record.trajectory
     if hide_outcome:
         trajectory = trajectory.model_copy(update={"final_answer": None})
-    text = render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
-    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
+    shown = (
+        trajectory if keep_steps else render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
+    )
+    return dspy.Example(task=trajectory.task, trajectory=shown, verdict=record.label, **_metadata(record)).with_inputs(
         "task", "trajectory"
     )
 
@@ -187,13 +196,20 @@ def extractor_example(
 
 
 def make_examples(
-    target: str, records: Sequence[LabelledTrajectory], max_chars: int = DEFAULT_MAX_CHARS, renderer: Any = None
+    target: str,
+    records: Sequence[LabelledTrajectory],
+    max_chars: int = DEFAULT_MAX_CHARS,
+    renderer: Any = None,
+    *,
+    design: str | None = None,
 ) -> list[dspy.Example]:
     """One example per record, rendered with `renderer` (see the module docstring): pass the
-    renderer the compiled program will run with."""
+    renderer the compiled program will run with. A judge of the probability `design` reads the
+    trajectory's steps, so its examples carry the Trajectory (outcome hidden) instead of text."""
     renderer = as_renderer(renderer)  # an int becomes one EvidenceRenderer, shared by every record
     if target == "judge":
-        return [judge_example(r, max_chars, renderer=renderer) for r in records]
+        keep = design == "probability"
+        return [judge_example(r, max_chars, renderer=renderer, keep_steps=keep) for r in records]
     if target == "extractors":
         return [extractor_example(r, max_chars, renderer=renderer) for r in records]
     raise ValueError(f"target must be 'judge' or 'extractors'; got {target!r}")

@@ -19,6 +19,7 @@ LESSON = {
 # Dict order decides: the specific calls first, the agent's action last.
 ANSWERS = {
     "fields: `rationale`, then `verdict`": {"rationale": "the goal was met", "verdict": "success"},
+    "fields: `verdict`": {"verdict": "success"},  # the probability judge's questions
     "fields: `rationale`, then `best_index`": {"rationale": "attempt 0 is best", "best_index": 0},
     "fields: `notes`, then `refined_answer`": {"notes": "checked the steps", "refined_answer": "done"},
     "fields: `title`, then `when_to_use`, then `steps`": {

@@ -26,7 +26,7 @@ def write_compiled(directory: Path, judge=True, extractors=False) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     if judge:
         j = Judge()
-        j.predict.signature = j.predict.signature.with_instructions(TUNED)
+        j.last_steps_verdict.signature = j.last_steps_verdict.signature.with_instructions(TUNED)
         j.save(str(directory / "judge.json"))
     if extractors:
         e = Extractor()
@@ -45,7 +45,7 @@ def test_the_shipped_directory_is_loaded_by_default(tmp_path, store, monkeypatch
     shipped = write_compiled(tmp_path / "shipped", extractors=True)
     monkeypatch.setattr(compiled_prompts, "PACKAGE_COMPILED_DIR", shipped)
     bank = ReasoningBank(agent(), store)
-    assert bank.judge.predict.signature.instructions == TUNED
+    assert bank.judge.last_steps_verdict.signature.instructions == TUNED
     assert bank.extractor.failure.signature.instructions == "Tuned failure extractor."
     assert len(bank.compiled_from) == 2
 
@@ -54,7 +54,7 @@ def test_the_shipped_directory_is_loaded_by_default(tmp_path, store, monkeypatch
 def test_opting_out_keeps_the_hand_written_prompts(tmp_path, store, monkeypatch, opt_out):
     monkeypatch.setattr(compiled_prompts, "PACKAGE_COMPILED_DIR", write_compiled(tmp_path / "shipped"))
     bank = ReasoningBank(agent(), store, compiled=opt_out)
-    assert bank.judge.predict.signature.instructions == Judge().predict.signature.instructions
+    assert bank.judge.last_steps_verdict.signature.instructions == Judge().last_steps_verdict.signature.instructions
     assert bank.compiled_from == []
 
 
@@ -81,7 +81,7 @@ def test_a_whole_bank_json_is_accepted_and_pickle_never(tmp_path, store):
     source = ReasoningBank(agent(), store, compiled=write_compiled(tmp_path / "c"))
     source.save(tmp_path / "bank.json")
     bank = ReasoningBank(agent(), store, compiled=tmp_path / "bank.json")
-    assert bank.judge.predict.signature.instructions == TUNED
+    assert bank.judge.last_steps_verdict.signature.instructions == TUNED
     with pytest.raises(ValueError, match="JSON only"):
         bank.load(tmp_path / "bank.pkl", allow_pickle=True)
     with pytest.raises(TypeError, match="compiled must be"):

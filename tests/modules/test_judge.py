@@ -1,3 +1,6 @@
+"""The rationale judge (the paper's design, rbdspy's default before the probability judge): a
+rationale and a verdict in one call; anything unusable is indeterminate."""
+
 import asyncio
 
 import dspy
@@ -14,13 +17,13 @@ TRAJ = [
 
 def test_judge_returns_the_lm_verdict_and_rationale():
     dspy.configure(lm=DummyLM([{"verdict": "success", "rationale": "boiling observed"}]))
-    v = Judge()(task="boil water", trajectory=TRAJ).verdict
+    v = Judge(design="rationale")(task="boil water", trajectory=TRAJ).verdict
     assert v.label == "success" and v.rationale == "boiling observed" and v.source == "judge"
 
 
 def test_judge_async_path():
     dspy.configure(lm=DummyLM([{"verdict": "failure", "rationale": "never boiled"}]))
-    v = asyncio.run(Judge().acall(task="boil water", trajectory=TRAJ)).verdict
+    v = asyncio.run(Judge(design="rationale").acall(task="boil water", trajectory=TRAJ)).verdict
     assert v.label == "failure"
 
 
@@ -34,7 +37,7 @@ def test_judge_async_path():
 )
 def test_bad_lm_answers_give_indeterminate_not_an_exception(answer):
     dspy.configure(lm=DummyLM([answer] * 3))
-    v = Judge()(task="boil water", trajectory=TRAJ).verdict
+    v = Judge(design="rationale")(task="boil water", trajectory=TRAJ).verdict
     assert v.label == "indeterminate"
 
 
@@ -43,7 +46,7 @@ def test_lm_error_gives_indeterminate():
         def forward(self, **kw):
             raise RuntimeError("server down")
 
-    judge = Judge()
+    judge = Judge(design="rationale")
     judge.predict = Broken()
     v = judge(task="t", trajectory=TRAJ).verdict
     assert v.label == "indeterminate" and "server down" in v.rationale
@@ -62,7 +65,7 @@ def test_long_trajectories_are_windowed_before_the_lm_sees_them():
             seen["len"] = len(trajectory)
             return dspy.Prediction(verdict="failure", rationale="r")
 
-    judge = Judge(max_chars=1000)
+    judge = Judge(max_chars=1000, design="rationale", renderer=None)  # the character-cut rendering
     judge.predict = Spy()
     long = [{"role": "env", "content": "x" * 200} for _ in range(100)]
     assert judge(task="t", trajectory=long).verdict.label == "failure"

@@ -37,8 +37,8 @@ def system(lm) -> str:
 # ---- design selection ----------------------------------------------------------------------
 
 
-def test_the_default_design_is_todays_and_each_design_has_its_own_predictor():
-    assert Judge().design == "rationale" and Judge().renderer is None
+def test_the_default_design_is_the_probability_judge_and_each_design_has_its_own_predictor():
+    assert Judge().design == "probability" and Judge().renderer == EvidenceRenderer(budget_tokens=1800)
     names = {design: [n for n, _ in Judge(design=design).named_predictors()] for design in JUDGE_DESIGNS}
     assert names == {
         "rationale": ["predict"],
@@ -93,10 +93,10 @@ def test_a_renderer_shows_the_evidence_and_adds_the_not_shown_rule():
     long = Trajectory(task="t", steps=steps)
     lm = DummyLM([{"rationale": "r", "verdict": "failure"}] * 2)
     dspy.configure(lm=lm)
-    Judge(renderer=EvidenceRenderer(budget_tokens=600))(task="t", trajectory=long)
+    Judge(design="rationale", renderer=EvidenceRenderer(budget_tokens=600))(task="t", trajectory=long)
     assert NOT_SHOWN_RULE in system(lm)
     assert "NOT SHOWN, to fit the budget" in prompt(lm) and "act 79" in prompt(lm)
-    Judge()(task="t", trajectory=long)  # the default: today's rendering and prompt
+    Judge(design="rationale", renderer=None)(task="t", trajectory=long)  # the rendering and prompt from before
     assert NOT_SHOWN_RULE not in system(lm) and "characters of the middle omitted" in prompt(lm)
 
 

@@ -20,7 +20,10 @@ from rbdspy.types import Step, Trajectory
 TRAJ = Trajectory(
     task="boil water",
     steps=[
-        Step(role="env", content="A kitchen with a stove and a pot of water."),
+        Step(role="user", content="boil water"),
+        Step(role="env", content="A kitchen with a stove and an empty pot."),
+        Step(role="agent", content="fill pot"),
+        Step(role="env", content="The pot is full of water."),
         Step(role="agent", content="activate stove"),
         Step(role="env", content="The water boils."),
     ],
@@ -91,10 +94,17 @@ def test_the_default_score_is_the_last_steps_plus_the_progress_of_the_last_actio
     assert pred.probabilities == pytest.approx({"last-steps": 0.6, "before-last": 0.3}, abs=1e-3)
     assert pred.verdict.label == "success" and pred.verdict.rationale.startswith(f"P(success) {expected:.2f}")
     assert all(body["logprobs"] is True for body in server.bodies) and len(server.bodies) == 2
-    asked = sorted(body["messages"][-1]["content"] for body in server.bodies)
-    # One action earlier, the trajectory had no action at all; the last steps show the whole end.
-    assert any("(the agent took no action)" in text for text in asked)
-    assert any("[1] agent: activate stove\n[2] env: The water boils." in text for text in asked)
+    asked = [body["messages"][-1]["content"] for body in server.bodies]
+    # The last steps from the first action on; one action earlier, the same without the boiling.
+    assert any("[2] agent: fill pot\n[3] env: The pot is full of water.\n[4] agent: activate stove" in t for t in asked)
+    assert any("[2] agent: fill pot\n[3] env: The pot is full of water.\n\n" in t and "boils" not in t for t in asked)
+
+
+def test_a_single_action_has_nothing_before_it_to_compare_with():
+    server = configure(p_last=0.2, p_before=0.7)  # no "boils" in these last steps: answered 0.7
+    one = Trajectory(task="t", steps=[Step(role="user", content="t"), Step(role="assistant", content="answer: 4")])
+    pred = Judge(design="probability")(task="t", trajectory=one)
+    assert pred.probabilities == pytest.approx({"last-steps": 0.7}, abs=1e-3) and len(server.bodies) == 1
 
 
 def test_the_same_last_steps_score_lower_when_the_last_action_changed_nothing():

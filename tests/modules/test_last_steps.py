@@ -23,3 +23,15 @@ def test_the_end_of_a_rendered_trajectory_is_kept_within_the_same_size():
     assert tail_of_text("  [0] env: done ") == "[0] env: done"
     tail = tail_of_text("[0] env: " + "x" * 5000 + " the end")
     assert tail.startswith("...x") and tail.endswith(" the end") and len(tail) < 2000
+
+
+def test_the_final_answer_closes_the_last_steps():
+    steps = [
+        Step(role="user", content="2+2?"),
+        Step(role="assistant", content="thinking"),
+        Step(role="env", content="ok"),
+    ]
+    text = last_steps(Trajectory(task="t", steps=steps, final_answer="  4 "))
+    assert text.splitlines() == ["[1] assistant: thinking", "[2] env: ok", "[final answer] 4"]
+    only = last_steps(Trajectory(task="t", steps=[Step(role="user", content="2+2?")], final_answer="4"))
+    assert only == "[final answer] 4"

@@ -276,6 +276,8 @@ FINAL_JUDGE = {
     "[final answer] right": JUDGE_OK,
     "[final answer] answer: wrong": JUDGE_FAIL,
     "[final answer] answer: right": JUDGE_OK,
+    # The default judge also asks about the steps before the last action, where no answer is final yet.
+    "## last_steps ##": JUDGE_FAIL,
 }
 
 
@@ -328,7 +330,12 @@ def test_predictors_visible_to_optimizers(store):
     bank = ReasoningBank(agent=Agent(), store=store)
     parallel = {name for name, _ in MaTTS(bank, k=2).named_predictors()}
     sequential = {name for name, _ in MaTTS(bank, k=2, mode="sequential").named_predictors()}
-    assert {"bank.agent.predict", "bank.judge.predict", "bank.distiller.contrast", "selector.select"} <= parallel
+    assert {
+        "bank.agent.predict",
+        "bank.judge.last_steps_verdict",
+        "bank.distiller.contrast",
+        "selector.select",
+    } <= parallel
     assert "refiner.refine" in sequential and "selector.select" not in sequential
 
 

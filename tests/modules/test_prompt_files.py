@@ -32,7 +32,7 @@ def test_a_compiled_directory_cannot_choose_the_judges_lm(tmp_path, bank, caplog
     state = _with_lm(Judge().dump_state())
     (directory / "judge.json").write_text(json.dumps(state))
     bank.load(directory)
-    assert bank.judge.predict.lm is None and "ignoring the LM settings" in caplog.text
+    assert bank.judge.last_steps_verdict.lm is None and "ignoring the LM settings" in caplog.text
 
 
 def test_a_saved_bank_cannot_choose_any_lm_and_loads_like_a_directory(tmp_path, bank):
@@ -46,7 +46,7 @@ def test_a_saved_bank_cannot_choose_any_lm_and_loads_like_a_directory(tmp_path, 
 def test_prompt_files_are_bounded_and_wrong_shapes_are_named(tmp_path, bank):
     path = tmp_path / "judge.json"
     state = Judge().dump_state()
-    state["predict"]["demos"] = [{"task": "t", "trajectory": "x"}] * (compiled_prompts.MAX_DEMOS + 1)
+    state["last_steps_verdict"]["demos"] = [{"task": "t", "last_steps": "x"}] * (compiled_prompts.MAX_DEMOS + 1)
     path.write_text(json.dumps(state))
     with pytest.raises(ValueError, match="demos"):
         compiled_prompts.load_component(Judge(), path)

@@ -183,7 +183,13 @@ def test_async_loop(store):
 
 def test_named_predictors_expose_the_learners(store):
     names = [n for n, _ in ReasoningBank(agent=RecordingAgent(), store=store).named_predictors()]
-    for expected in ("agent.predict", "judge.predict", "extractor.success", "extractor.failure", "distiller.contrast"):
+    for expected in (
+        "agent.predict",
+        "judge.last_steps_verdict",  # the default judge's one question (rbdspy.Judge(design="probability"))
+        "extractor.success",
+        "extractor.failure",
+        "distiller.contrast",
+    ):
         assert expected in names
 
 
@@ -196,15 +202,16 @@ def test_deepcopy_shares_the_store_never_copies_it(store):
 
 def test_save_load_round_trip_is_json_and_excludes_the_store(store, tmp_path):
     bank = ReasoningBank(agent=RecordingAgent(), store=store)
-    bank.judge.predict.signature = bank.judge.predict.signature.with_instructions("Be very strict.")
+    judged = bank.judge.last_steps_verdict
+    judged.signature = judged.signature.with_instructions("Be very strict.")
     bank.extractor.failure.demos = [dspy.Example(task="t", trajectory="x", judge_rationale="r", lessons=[])]
     path = tmp_path / "bank.json"
     bank.save(path)
     saved = json.loads(path.read_text())
-    assert "judge.predict" in saved and not any("store" in key or "retriever" in key for key in saved)
+    assert "judge.last_steps_verdict" in saved and not any("store" in key or "retriever" in key for key in saved)
     fresh = ReasoningBank(agent=RecordingAgent(), store=store)
     fresh.load(path)
-    assert fresh.judge.predict.signature.instructions == "Be very strict."
+    assert fresh.judge.last_steps_verdict.signature.instructions == "Be very strict."
     assert len(fresh.extractor.failure.demos) == 1
     with pytest.raises(ValueError, match="JSON"):
         bank.save(tmp_path / "bank.pkl")
@@ -225,7 +232,7 @@ def test_embedded_in_a_larger_program_and_compiled_by_an_optimizer(store):
 
     program = Pipeline(ReasoningBank(agent=RecordingAgent(), store=store))
     names = [n for n, _ in program.named_predictors()]
-    assert "bank.judge.predict" in names and "polish" in names
+    assert "bank.judge.last_steps_verdict" in names and "polish" in names
 
     trainset = [dspy.Example(task="add two and two", answer="4").with_inputs("task")]
     compiled = dspy.LabeledFewShot(k=1).compile(program, trainset=trainset)

@@ -1,4 +1,5 @@
-"""One renderer serves the judge, the extractor and the distiller (opt-in `renderer=`)."""
+"""One renderer serves the judge, the extractor and the distiller (`renderer=`; by default the
+evidence renderer, `renderer=None` for the character-cut rendering from before it)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dspy.utils import DummyLM
 
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
+from rbdspy.modules.judge import Judge
 from rbdspy.render import EvidenceRenderer
 from rbdspy.types import Step, Trajectory
 
@@ -30,7 +32,9 @@ def test_extractor_reads_the_trajectory_through_the_renderer():
     dspy.configure(lm=lm)
     Extractor(renderer=renderer)(task="cook", trajectory=walk(60), verdict="failure")
     assert trajectory_field(lm).split("[[ ## judge_rationale ## ]]")[0].strip() == renderer(walk(60))
-    Extractor()(task="cook", trajectory=walk(60), verdict="failure")  # the default is unchanged
+    Extractor()(task="cook", trajectory=walk(60), verdict="failure")  # the default: the evidence renderer
+    assert trajectory_field(lm).split("[[ ## judge_rationale ## ]]")[0].strip() == EvidenceRenderer(1800)(walk(60))
+    Extractor(renderer=None)(task="cook", trajectory=walk(60), verdict="failure")
     assert "characters of the middle omitted" in trajectory_field(lm)
 
 
@@ -73,7 +77,7 @@ def _bank(tmp_path, **kwargs):
 
 def test_the_bank_shows_judge_and_extractor_one_renderer(tmp_path):
     renderer = EvidenceRenderer(budget_tokens=500)
-    bank = _bank(tmp_path, renderer=renderer)
+    bank = _bank(tmp_path, renderer=renderer, judge=Judge(design="rationale", renderer=renderer))
     assert (
         bank.judge.renderer is renderer and bank.extractor.renderer is renderer and bank.distiller.renderer is renderer
     )
@@ -86,11 +90,17 @@ def test_the_bank_shows_judge_and_extractor_one_renderer(tmp_path):
     assert "characters of the middle omitted" not in judged + extracted
 
 
-def test_the_bank_takes_a_judge_of_another_design(tmp_path):
-    from rbdspy.modules.judge import Judge
+def test_the_default_bank_shares_the_default_renderer_and_the_distiller_a_larger_budget(tmp_path):
+    bank = _bank(tmp_path)
+    assert bank.judge.design == "probability" and bank.judge.renderer == EvidenceRenderer(1800)
+    assert bank.extractor.renderer == EvidenceRenderer(1800) and bank.distiller.renderer == EvidenceRenderer(2600)
+    legacy = _bank(tmp_path, renderer=None)
+    assert legacy.judge.renderer is None and legacy.extractor.renderer is None and legacy.distiller.renderer is None
 
+
+def test_the_bank_takes_a_judge_of_another_design(tmp_path):
     judge = Judge(design="confidence", threshold=0.9)
-    bank = _bank(tmp_path, judge=judge)
+    bank = _bank(tmp_path, judge=judge, renderer=None)
     assert bank.judge is judge and bank.extractor.renderer is None
     dspy.configure(lm=DummyLM([{"rationale": "unsure", "verdict": "success", "confidence": 0.5}]))
     out = bank(task="cook")
