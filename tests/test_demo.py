@@ -21,6 +21,8 @@ from rbdspy.demo import demo_tasks, open_demo_env, print_summary, run_demo  # no
 
 JUDGE_OK = {"verdict": "success", "rationale": "won"}
 JUDGE_FAIL = {"verdict": "failure", "rationale": "no coin"}
+# The default judge asks two questions of a trajectory: its last steps, and the same one action earlier.
+JUDGED_OK, JUDGED_FAIL = [JUDGE_OK, JUDGE_OK], [JUDGE_FAIL, JUDGE_FAIL]
 
 
 def _lessons(title):
@@ -45,8 +47,8 @@ def test_demo_plays_learns_and_retrieves(tmp_path):
     # task 1 (twc) plays its gold path and is judged a success; task 2 (coin) spends its whole
     # step budget looking around.
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [JUDGE_OK, _lessons("Put items where they belong")]
-    answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons("Explore before acting")]
+    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
+    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     console = Console(record=True, width=200)
     rows = run_demo(
@@ -78,7 +80,7 @@ def test_demo_with_parallel_matts_contrasts_the_rollouts(tmp_path):
     # rollout 0 plays the gold path, rollout 1 looks around until the step limit; the selector
     # picks rollout 0 and the contrast of the two is written.
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [JUDGE_OK] + [{"action": "look around"}] * steps + [JUDGE_FAIL]
+    answers = [{"action": a} for a in gold] + JUDGED_OK + [{"action": "look around"}] * steps + JUDGED_FAIL
     answers += [
         {"rationale": "attempt 0 put the item away", "best_index": 0},
         _lessons("Finish the goal before exploring"),
@@ -153,8 +155,8 @@ def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
         steps = len(gold)
-        answers = [{"action": a} for a in gold] + [JUDGE_OK, _lessons("Put items where they belong")]
-        answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons("Explore before acting")]
+        answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
+        answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
         specs = []
         monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Unclosed(env))
         monkeypatch.setattr(
@@ -216,8 +218,8 @@ def test_demo_prints_each_step_as_it_happens_and_a_block_per_task_at_80_columns(
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [JUDGE_OK, _lessons(LONG_TITLE)]
-    answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons(SECOND_TITLE)]
+    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons(LONG_TITLE)]
+    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons(SECOND_TITLE)]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     tape = _Tape(lm)
     console = Console(width=80, file=tape, force_terminal=False)  # as when piped to a file
@@ -311,7 +313,7 @@ def test_a_task_whose_agent_raised_says_so_and_the_stream_goes_on(tmp_path, monk
         monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Broken(env, [first]))
         steps = len(gold)
         answers = [{"action": "look around"}]  # the first task's only call: its step raises
-        answers += [{"action": a} for a in gold] + [JUDGE_OK, _lessons("Find the coin")]
+        answers += [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Find the coin")]
         file = io.StringIO()
         rows = run_demo(
             DummyLM(answers, adapter=dspy.JSONAdapter()),
@@ -397,8 +399,8 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [JUDGE_OK, _lessons("Put items where they belong")]
-    answers += [{"action": "look around"}] * steps + [JUDGE_FAIL, _lessons("Explore before acting")]
+    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
+    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
 
     demo_lm = DummyLM(list(answers), adapter=dspy.JSONAdapter())
     run_demo(
@@ -421,7 +423,7 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         for task_id in (first, second):
             bank(task=agent.describe(task_id), task_id=task_id)
 
-    assert len(demo_lm.history) == len(plain_lm.history) == 2 * steps + 4
+    assert len(demo_lm.history) == len(plain_lm.history) == 2 * steps + 2 * (2 + 1)  # per task: judge x2, extractor
     assert [(h["messages"], h["kwargs"]) for h in demo_lm.history] == [
         (h["messages"], h["kwargs"]) for h in plain_lm.history
     ]

@@ -38,7 +38,7 @@ def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, h
     resumed = _run(demo_env, out, hash_embedder, resume=True)
 
     assert counter.agent_calls == (2 + 1) * STEPS  # only the 3 missing tasks were played
-    assert counter.calls == counter.agent_calls + 2 * 2  # judge + extractor for reasoningbank's 2
+    assert counter.calls == counter.agent_calls + 2 * 3  # judge (two questions) + extractor for reasoningbank's 2
     assert counter.cache_settings == {False}  # every arm pays for its own calls: no DSPy cache hits
     for arm in ("no-memory", "reasoningbank"):
         assert [r["index"] for r in read_records(arm_path(out, arm))] == list(range(N))

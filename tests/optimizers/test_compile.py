@@ -16,8 +16,11 @@ BUDGETS = {"gepa": 12, "miprov2": 12, "bootstrap": 4, "labeled": 0}
 
 
 def run_compile(target, optimizer, data_files, out, **kw):
+    """Compiles the rationale judge (the scripted LM answers its prompt), or the extractors."""
     train, dev = data_files
     kw.setdefault("log_model", False)
+    if target == "judge":
+        kw.setdefault("design", "rationale")
     kw.setdefault("reflection_lm", scripted_reflection_lm() if optimizer == "gepa" else None)
     return compile_program(
         target,
@@ -76,10 +79,10 @@ def test_labeled_extractors_is_refused(data_files, tmp_path):
 
 def test_the_saved_program_reloads_and_answers_the_same(data_files, tmp_path, mlflow_store):
     result = run_compile("judge", "gepa", data_files, tmp_path / "out")
-    reloaded = load_program("judge", tmp_path / "out")  # a directory or the file itself
+    reloaded = load_program("judge", tmp_path / "out", design="rationale")  # a directory or the file itself
     assert reloaded.predict.signature.instructions == result.program.predict.signature.instructions
-    assert load_program("judge", result.path).dump_state() == reloaded.dump_state()
-    dev = make_examples("judge", load_labelled([data_files[1]]))
+    assert load_program("judge", result.path, design="rationale").dump_state() == reloaded.dump_state()
+    dev = make_examples("judge", load_labelled([data_files[1]]), renderer=1800)
     with dspy.context(lm=scripted_lm()):
         for example in dev:
             assert reloaded(**example.inputs()).verdict == result.program(**example.inputs()).verdict
@@ -88,15 +91,17 @@ def test_the_saved_program_reloads_and_answers_the_same(data_files, tmp_path, ml
 
 
 def test_the_bank_uses_a_compile_output_directory(data_files, tmp_path, mlflow_store, hash_embedder):
+    import rbdspy
     from rbdspy import MemoryStore, ReasoningBank
 
     run_compile("judge", "gepa", data_files, tmp_path / "out")
     agent = dspy.Predict("task, memory -> answer")
     with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
-        bank = ReasoningBank(agent, store, compiled=tmp_path / "out")
+        rationale = {"judge": rbdspy.Judge(design="rationale")}  # the design the file was compiled for
+        bank = ReasoningBank(agent, store, compiled=tmp_path / "out", **rationale)
         assert STRICT in bank.judge.predict.signature.instructions
         assert bank.compiled_from == [str(tmp_path / "out" / "judge.json")]
-        plain = ReasoningBank(agent, store, compiled=None)
+        plain = ReasoningBank(agent, store, compiled=None, judge=rbdspy.Judge(design="rationale"))
         assert STRICT not in plain.judge.predict.signature.instructions
         plain.load(tmp_path / "out")
         assert STRICT in plain.judge.predict.signature.instructions

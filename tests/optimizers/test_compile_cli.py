@@ -59,19 +59,24 @@ def test_compile_judge_with_gepa_then_eval_the_result(data_files, tmp_path, scri
         "--no-log-model",
         "--adapter",
         "chat",
+        "--design",
+        "rationale",
         env={"RBDSPY_LM": "dummy"},
-    )  # the scripted LMs answer in ChatAdapter's format
+    )  # the scripted LMs answer the rationale judge, in ChatAdapter's format
     assert result.exit_code == 0, result.output
     assert "judge with gepa: budget 12 metric calls" in result.output and f"saved {out / 'judge.json'}" in result.output
     assert "false_success_rate" in result.output and scripted == ["dummy", "dummy-reflect"]
     assert STRICT in json.loads((out / "judge.json").read_text())["predict"]["signature"]["instructions"]
 
     compiled = invoke(
-        "eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy", "--adapter", "chat"
-    )
+        "eval", "--target", "judge", "--data", dev, "--compiled", out, "--lm", "dummy", "--adapter", "chat",
+        "--design", "rationale",
+    )  # fmt: skip
     assert compiled.exit_code == 0, compiled.output
     assert "accuracy" in compiled.output and "1.000" in compiled.output
-    plain = invoke("eval", "--target", "judge", "--data", dev, "--lm", "dummy", "--adapter", "chat")
+    plain = invoke(
+        "eval", "--target", "judge", "--data", dev, "--lm", "dummy", "--adapter", "chat", "--design", "rationale"
+    )
     assert plain.exit_code == 0 and "uncompiled" in plain.output and "0.500" in plain.output
 
 

@@ -42,7 +42,7 @@ def test_plan_spends_candidates_times_n_val_and_refuses_a_budget_below_two_each(
 
 
 def test_the_pool_recipe_keeps_the_strategy_that_scores_best():
-    student, metric = Judge(), CountingMetric(judge_score)
+    student, metric = Judge(design="rationale", renderer=None), CountingMetric(judge_score)
     with dspy.context(lm=marker_lm()):
         compiled, knobs = run_pool(student, trainset(), metric=metric, budget=40, pool=MARKED_POOL)
     assert knobs["chosen"] == "strict" and knobs["candidates"] == 5 and knobs["n_val"] == 8
@@ -56,7 +56,9 @@ def test_the_pool_recipe_keeps_the_strategy_that_scores_best():
 def test_a_tie_keeps_the_hand_written_instruction():
     pool = {"lenient": MARKED_POOL["lenient"], "gloomy": MARKED_POOL["gloomy"]}
     with dspy.context(lm=marker_lm()):
-        compiled, knobs = run_pool(Judge(), trainset(), metric=judge_score, budget=12, pool=pool)
+        compiled, knobs = run_pool(
+            Judge(design="rationale", renderer=None), trainset(), metric=judge_score, budget=12, pool=pool
+        )
     assert knobs["val_scores"] == "current=0.500,lenient=0.500,gloomy=0.500" and knobs["chosen"] == "current"
     assert compiled.predict.signature.instructions == JudgeTrajectory.instructions
 
@@ -66,7 +68,9 @@ def test_the_written_pool_is_scored_whole_within_the_budget():
     scored, none beats the hand-written prompt, and no more metric calls than the budget."""
     metric = CountingMetric(judge_score)
     with dspy.context(lm=scripted_lm()):
-        compiled, knobs = run_pool(Judge(), trainset(), metric=metric, budget=20, pool=None)
+        compiled, knobs = run_pool(
+            Judge(design="rationale", renderer=None), trainset(), metric=metric, budget=20, pool=None
+        )
     names = ["current", *JUDGE_POOL]
     assert [entry.split("=")[0] for entry in knobs["val_scores"].split(",")] == names
     assert knobs["chosen"] == "current" and metric.calls == 14 <= 20  # 7 candidates x n_val 2
@@ -83,8 +87,8 @@ def test_the_written_strategies_are_distinct_whole_instructions():
 @pytest.mark.parametrize(
     "judge, predictor, rule",
     [
-        (Judge(), "predict", False),
-        (Judge(renderer=300), "predict", True),  # reads compressed trajectories: keeps the rule
+        (Judge(design="rationale", renderer=None), "predict", False),
+        (Judge(design="rationale", renderer=300), "predict", True),  # reads compressed trajectories: keeps the rule
         (Judge(design="checklist"), "checklist", True),
         (Judge(design="confidence"), "confident", True),
     ],
@@ -117,6 +121,7 @@ def test_compile_with_the_pool_and_a_token_budget(data_files, tmp_path, mlflow_s
         out_dir=tmp_path / "out",
         budget=20,
         lm=marker_lm(),
+        design="rationale",
         renderer=300,
         log_model=False,
         display_progress=False,
@@ -127,7 +132,7 @@ def test_compile_with_the_pool_and_a_token_budget(data_files, tmp_path, mlflow_s
     params = mlflow.get_run(result.run_id).data.params
     assert params["design"] == "rationale" and params["renderer"] == "evidence-300"
     assert params["recipe_chosen"] == "strict" and params["recipe_val_scores"].startswith("current=0.500,")
-    reloaded = load_program("judge", tmp_path / "out", renderer=300)
+    reloaded = load_program("judge", tmp_path / "out", design="rationale", renderer=300)
     assert reloaded.predict.signature.instructions == saved and reloaded.renderer.budget_tokens == 300
     with pytest.raises(ValueError, match="another judge design"):
         load_program("judge", tmp_path / "out", design="checklist")
