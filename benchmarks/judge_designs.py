@@ -50,6 +50,7 @@ from rbdspy.lm.usage import LmUsage  # noqa: E402
 from rbdspy.modules.compiled import load_component  # noqa: E402
 from rbdspy.modules.judge import (  # noqa: E402
     DEFAULT_CONFIDENCE_THRESHOLD,
+    DEFAULT_PROBABILITY_BAND,
     DEFAULT_SAMPLE_TEMPERATURE,
     DEFAULT_SAMPLES,
     JUDGE_DESIGNS,
@@ -65,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ["datasets/scienceworld-dev.jsonl", "datasets/twx-dev.jsonl"]
 RENDERERS = ("legacy", "evidence")
 FAMILIES = ("scienceworld", "twx")
+BASELINE_ARM = "rationale+legacy"  # today's judge, shown beside a design measured on a subset
 SWEEP = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 MAX_ABSTENTION = 0.10  # the issue's goal; the threshold chosen on one family must keep to it
 # --estimate: completion tokens per LM call, and LM calls per trajectory. The rationale's 62 is the
@@ -310,20 +312,55 @@ def read_rows(out: Path) -> list[dict]:
     ]
 
 
-def common_rows(rows: list[dict]) -> tuple[list[dict], dict[str, int]]:
+def common_rows(rows: list[dict]) -> tuple[list[dict], dict[str, int], dict[str, set[str]]]:
     """The rows of the records every arm judged, family by family (an arm judged on one family
     only, such as a judge compiled on the other, does not shrink the other family), so a
-    partial run compares the arms on the same trajectories; and how many records each family
-    keeps."""
+    partial run compares the arms on the same trajectories; how many records each family
+    keeps; and, per family, the arms left out of that comparison because they judged fewer than
+    half as many records as the arm that judged most (a design sampled on a subset for its cost:
+    `partial_rows` compares it with today's judge on its own records)."""
     keys: dict[str, set[str]] = {}
+    partial: dict[str, set[str]] = {}
     for family in FAMILIES:
-        per_arm = [
-            {r["key"] for r in rows if r["arm"] == arm and r["family"] == family}
+        per_arm = {
+            arm: {r["key"] for r in rows if r["arm"] == arm and r["family"] == family}
             for arm in sorted({r["arm"] for r in rows if r["family"] == family})
-        ]
-        keys[family] = set.intersection(*per_arm) if per_arm else set()
-    kept = [r for r in rows if r["key"] in keys[r["family"]]]
-    return kept, {family: len(k) for family, k in keys.items()}
+        }
+        most = max((len(k) for k in per_arm.values()), default=0)
+        partial[family] = {arm for arm, k in per_arm.items() if 2 * len(k) < most}
+        complete = [k for arm, k in per_arm.items() if arm not in partial[family]]
+        keys[family] = set.intersection(*complete) if complete else set()
+    kept = [r for r in rows if r["key"] in keys[r["family"]] and r["arm"] not in partial[r["family"]]]
+    return kept, {family: len(k) for family, k in keys.items()}, partial
+
+
+def at_band(rows: list[dict], band: tuple[float, float]) -> list[dict]:
+    """The probability design's rows with their verdicts at `band`, from the recorded P(success)
+    (no LM): a run judged at one band is reported at the band chosen later on train records."""
+    low, high = band
+    out = []
+    for row in rows:
+        p = row.get("probability")
+        if row["design"] != "probability" or p is None:  # another design, or a call that failed
+            out.append(row)
+            continue
+        verdict = "indeterminate" if low <= p < high else ("success" if p >= high else "failure")
+        out.append({**row, "verdict": verdict})
+    return out
+
+
+def partial_rows(rows: list[dict], partial: dict[str, set[str]]) -> list[dict]:
+    """Each partial arm's rows, with today's judge's (BASELINE_ARM) on the same records."""
+    out = []
+    for family, arms in partial.items():
+        for arm in sorted(arms):
+            mine = [r for r in rows if r["arm"] == arm and r["family"] == family]
+            keys = {r["key"] for r in mine}
+            baseline = [r for r in rows if r["arm"] == BASELINE_ARM and r["key"] in keys]
+            if len(baseline) == len(mine):
+                beside = f"rationale (today's, on {arm}'s records)"
+                out += mine + [{**r, "arm": f"{BASELINE_ARM} (beside {arm})", "design": beside} for r in baseline]
+    return out
 
 
 def _pct(value: float) -> str:
@@ -456,15 +493,22 @@ def reproduce_command(args: argparse.Namespace) -> str:
 
 
 def report(args: argparse.Namespace, out: Path) -> dict:
-    every = read_rows(out)
-    rows, per_family = common_rows(every)
+    every = at_band(read_rows(out), DEFAULT_PROBABILITY_BAND)
+    rows, per_family, partial = common_rows(every)
     records = ", ".join(f"{n} {family}" for family, n in per_family.items())
     table = summarise(rows)
+    subset = summarise(partial_rows(every, partial))
+    left_out = len(every) - len(rows) - sum(1 for r in every if r["arm"] in partial[r["family"]])
     text = "\n".join([
         f"## Judge designs x renderers ({len(every)} judgements under {out}, lm {args.lm}, {args.adapter} adapter)", "",
         f"Every arm on the same records: {records} (the ones every arm evaluated on that family judged; "
-        f"{len(every) - len(rows)} judgements of records not every arm has reached are left out).", "",
-        markdown(table), "", confidence_sweep(rows), "",
+        f"{left_out} judgements of records not every arm has reached are left out).", "",
+        markdown(table), "",
+        *(["### Designs measured on a subset (for their cost), each beside today's judge on the same records", "",
+           markdown([t for t in subset if t["family"] != "both"]), ""] if subset else []),
+        confidence_sweep(rows), "",
+        f"The probability design's verdicts are at its shipped band {list(DEFAULT_PROBABILITY_BAND)} (chosen on train "
+        "records: benchmarks/judge_probability_band.py), from the P(success) each record holds. "
         "Balanced accuracy counts an abstention as wrong; false success = failures judged success / failures; "
         "false failure = successes judged failure / successes; OOD = evaluated on a family the judge was not tuned on.",
         f"Reproduce: {reproduce_command(args)}",

@@ -145,3 +145,16 @@ def test_judge_designs_report_sets_a_design_measured_on_a_subset_beside_todays_j
         ("costly", "a"), ("costly", "b"), ("rationale+legacy (beside costly)", "a"),
         ("rationale+legacy (beside costly)", "b"),
     ]  # fmt: skip
+    assert {r.get("design") for r in beside if r["arm"] != "costly"} == {"rationale (today's, on costly's records)"}
+
+
+def test_judge_designs_reports_the_probability_design_at_its_shipped_band():
+    at_band = _load("judge_designs").at_band
+    rows = [
+        {"design": "probability", "probability": 0.30, "verdict": "failure"},  # judged at another band
+        {"design": "probability", "probability": 0.20, "verdict": "success"},
+        {"design": "probability", "probability": None, "verdict": "indeterminate"},  # a call that failed
+        {"design": "rationale", "verdict": "success"},
+    ]
+    assert [r["verdict"] for r in at_band(rows, (0.24, 0.24))] == ["success", "failure", "indeterminate", "success"]
+    assert [r["verdict"] for r in at_band(rows, (0.1, 0.4))][:2] == ["indeterminate", "indeterminate"]
