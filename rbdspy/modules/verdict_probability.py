@@ -115,10 +115,10 @@ def probability_plan(
     earlier = None if as_text else before_last(trajectory)
     if "progress" in views and earlier is not None and has_acted(earlier):
         questions["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(earlier)})
-    config = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
     names = list(questions)
+    calls = [(predictors[questions[q][0]], questions[q][1], f"judge {q}") for q in names]
     answers = yield Gather(
-        [attempt(predictors[questions[q][0]], {**questions[q][1], "config": config}, f"judge {q}") for q in names]
+        [attempt(predictor, _with_logprobs(predictor, call), what) for predictor, call, what in calls]
     )
     probabilities: dict[str, float] = {}
     for question, (pred, error) in zip(names, answers, strict=True):
@@ -144,6 +144,16 @@ def probability_plan(
         )
     label = "success" if score >= high else "failure"
     return _result(Verdict(label=label, rationale=f"P(success) {score:.2f} ({shown})"), probabilities, score)
+
+
+def _with_logprobs(predictor: dspy.Module, inputs: dict) -> dict:
+    """The call's inputs, asking for logprobs where the LM in effect takes them (an LM whose
+    provider has none, such as Anthropic's, is asked for the word alone)."""
+    lm = getattr(predictor, "lm", None) or dspy.settings.lm
+    params = getattr(lm, "supported_params", None)
+    if params is not None and "logprobs" not in params:
+        return inputs
+    return {**inputs, "config": {"logprobs": True, "top_logprobs": TOP_LOGPROBS}}
 
 
 def score_log_odds(probabilities: dict[str, float], views: tuple[str, ...]) -> float:

@@ -165,3 +165,15 @@ def test_label_probability_reads_the_first_label_token():
     assert label_probability([entry(" success", 0.9, [])]) == pytest.approx(1.0)
     assert label_probability({"content": [entry("maybe", 1.0)]}) is None
     assert label_probability(None) is None
+
+
+def test_an_lm_whose_provider_has_no_logprobs_is_not_asked_for_them():
+    class NoLogprobs(DummyLM):
+        supported_params = {"temperature", "max_tokens"}
+
+        def __call__(self, *args, **kwargs):
+            assert "logprobs" not in kwargs and "top_logprobs" not in kwargs
+            return super().__call__(*args, **kwargs)
+
+    dspy.configure(lm=NoLogprobs([{"verdict": "success"}, {"verdict": "failure"}]))
+    assert Judge(design="probability")(task="t", trajectory=TRAJ).verdict.label == "success"
