@@ -149,6 +149,8 @@ class Judge(dspy.Module):
         return Verdict(label=label, rationale=rationale.strip()[:2000])
 
     def _plan(self, task: str, trajectory: Any) -> Plan:
+        if self.design == "probability":
+            return (yield from self._probability(task, trajectory))
         inputs = {"task": task, "trajectory": render_trajectory(trajectory, task, self.max_chars, self.renderer)}
         if self.design == "checklist":
             return (yield from self._checklist(inputs))
@@ -156,20 +158,26 @@ class Judge(dspy.Module):
             return (yield from self._self_consistency(inputs))
         if self.design == "confidence":
             return (yield from self._confidence(inputs))
-        if self.design == "probability":
-            if not isinstance(trajectory, str):
-                trajectory = Trajectory.coerce(trajectory, task=task)
-            predictors = {
-                name: getattr(self, attr)
-                for name, attr in (("trajectory", "trajectory_verdict"), ("last-steps", "last_steps_verdict"))
-                if hasattr(self, attr)
-            }
-            rendered = inputs["trajectory"]
-            return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
         pred, error = yield from attempt(self.predict, inputs, "judge")
         if error is not None:
             return dspy.Prediction(verdict=indeterminate("judge call failed", error))
         return dspy.Prediction(verdict=self._verdict(pred))
+
+    # -- probability --
+
+    def _probability(self, task: str, trajectory: Any) -> Plan:
+        if not isinstance(trajectory, str):
+            trajectory = Trajectory.coerce(trajectory, task=task)
+        # The whole rendered trajectory only for the view that reads it (the default ones do not).
+        rendered = (
+            render_trajectory(trajectory, task, self.max_chars, self.renderer) if "trajectory" in self.views else ""
+        )
+        predictors = {
+            name: getattr(self, attr)
+            for name, attr in (("trajectory", "trajectory_verdict"), ("last-steps", "last_steps_verdict"))
+            if hasattr(self, attr)
+        }
+        return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
 
     # -- checklist --
 

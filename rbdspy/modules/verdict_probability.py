@@ -15,8 +15,9 @@ Each question is one short call that writes one word. The terms of the score (lo
   How much the last action moved the LM towards "success" is measured against the same task and
   environment, so an environment whose tasks the LM finds hard (low probabilities throughout) and
   one it finds easy land on the same scale, and one threshold serves both;
-- "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in; its probabilities shift
-  from one environment to another, so a threshold chosen on one transfers badly).
+- "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in, and not measured by the
+  benchmark: in an exploration on 40 dev records its best threshold differed between the two
+  environment families, which a threshold chosen on one family cannot follow).
 
 The default, ("last-steps", "progress"), is two calls of a few hundred tokens each. An LM that
 returns no logprobs (many hosted models do not) still works: its written word counts as
