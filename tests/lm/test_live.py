@@ -120,3 +120,27 @@ def test_local_embedder_cosine():
     dissimilar = float(vectors[0] @ other[0])
     assert similar > dissimilar + 0.2, (similar, dissimilar)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.parametrize("adapter", [dspy.ChatAdapter, dspy.JSONAdapter], ids=["chat", "json"])
+def test_the_default_judge_reads_probabilities_from_the_embedded_model(fast_lm, adapter):
+    """The probability judge gets token logprobs through DSPy from llama.cpp: the probabilities it
+    records are the model's, strictly between 0 and 1, not a written word counted as 0 or 1."""
+    from rbdspy.modules.judge import Judge
+    from rbdspy.types import Step, Trajectory
+
+    trajectory = Trajectory(
+        task="Take the coin.",
+        steps=[
+            Step(role="env", content="You are in the kitchen. You see a coin on the table."),
+            Step(role="agent", content="look around"),
+            Step(role="env", content="You are in the kitchen. You see a coin on the table."),
+            Step(role="agent", content="take coin"),
+            Step(role="env", content="You take the coin."),
+        ],
+    )
+    with dspy.context(lm=fast_lm, adapter=adapter()):
+        pred = Judge()(task=trajectory.task, trajectory=trajectory)
+    assert pred.verdict.label in ("success", "failure")
+    assert set(pred.probabilities) == {"last-steps", "before-last"}
+    assert all(0.0 < p < 1.0 for p in pred.probabilities.values())
