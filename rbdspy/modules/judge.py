@@ -71,16 +71,16 @@ def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None)
 
 
 class Judge(dspy.Module):
-    """Judge over `JudgeTrajectory` by default: a rationale, then the verdict, in one
-    `dspy.Predict` call (the rationale is the reasoning; a separate chain-of-thought field would
-    double the tokens a small local model generates for the same evidence). See the module
-    docstring for the other designs.
+    """The probability judge by default: P(success) from the LM's logprobs on the trajectory's
+    last steps and on the same one action earlier, thresholded (rbdspy/modules/verdict_probability.py).
+    `design="rationale"` is the paper's judge over `JudgeTrajectory`: a rationale, then the
+    verdict, in one `dspy.Predict` call. See the module docstring for the other designs.
 
-    Returns `Prediction(verdict=Verdict)` (plus `checks`, `votes` or `confidence` for the
-    designs that make them). An LM error, an empty answer or a label outside success/failure
-    gives `indeterminate` (the bank then writes nothing); a missing or unusable LM raises
-    `LMSetupError`; a trajectory in a shape rbdspy does not accept is the caller's bug and raises
-    ValueError.
+    Returns `Prediction(verdict=Verdict)` (plus `probability` and `probabilities`, `checks`,
+    `votes` or `confidence` for the designs that make them). An LM error, an empty answer or a
+    label outside success/failure gives `indeterminate` (the bank then writes nothing); a missing
+    or unusable LM raises `LMSetupError`; a trajectory in a shape rbdspy does not accept is the
+    caller's bug and raises ValueError.
 
     Args:
         max_chars: what `Trajectory.render` shows of a trajectory (when no renderer is given).
