@@ -57,7 +57,9 @@ from rbdspy.modules.judge import (  # noqa: E402
     Judge,
     render_trajectory,
 )
+from rbdspy.modules.last_steps import last_steps  # noqa: E402
 from rbdspy.modules.lm_errors import LMSetupError  # noqa: E402
+from rbdspy.modules.verdict_probability import before_last, has_acted  # noqa: E402
 from rbdspy.optimizers.examples import balanced_sample  # noqa: E402
 from rbdspy.optimizers.metrics import judge_report  # noqa: E402
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens  # noqa: E402
@@ -76,7 +78,7 @@ OUTPUT_TOKENS = {
     "checklist": 180,
     "self-consistency": 62,
     "confidence": 70,
-    "probability": 12,
+    "probability": 11,  # per question: the JSON answer of a one-word verdict
 }
 EXPECTED_SC_CALLS = 2.4  # 2 when the first two samples agree, else 3 (assumed: they agree 60% of the time)
 
@@ -522,6 +524,18 @@ def report(args: argparse.Namespace, out: Path) -> dict:
 # ---- the LM time a run would take --------------------------------------------------------------
 
 
+def _questions(judge: Judge, trajectory) -> list[dict]:
+    """The inputs of each distinct prompt a judge sends for one trajectory: the probability
+    design asks about the last steps and, when there was an earlier action, the same one action
+    earlier; every other design reads the rendered trajectory once."""
+    if judge.design == "probability":
+        earlier = before_last(trajectory)
+        shown = [trajectory, earlier] if has_acted(earlier) else [trajectory]
+        return [{"task": trajectory.task, "last_steps": last_steps(t)} for t in shown]
+    rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
+    return [{"task": trajectory.task, "trajectory": rendered}]
+
+
 def estimate(args: argparse.Namespace) -> list[dict]:
     """Prompt tokens of every call the run would make (the adapter's real messages, counted by
     estimate_tokens), output tokens and calls as OUTPUT_TOKENS / EXPECTED_SC_CALLS assume, and
@@ -533,18 +547,16 @@ def estimate(args: argparse.Namespace) -> list[dict]:
     for arm in arms_of(args):
         judge = make_judge(arm, args)
         predictor = next(p for _, p in judge.named_predictors())
-        prompt = 0
+        prompt, questions = 0, 0
         for _, record in work:
             trajectory = record.trajectory.model_copy(update={"final_answer": None})
-            inputs = {
-                "task": trajectory.task,
-                "trajectory": render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer),
-            }
-            messages = adapter.format(predictor.signature, demos=[], inputs=inputs)
-            prompt += estimate_tokens("".join(m["content"] for m in messages))
+            for inputs in _questions(judge, trajectory):
+                messages = adapter.format(predictor.signature, demos=[], inputs=inputs)
+                prompt += estimate_tokens("".join(m["content"] for m in messages))
+                questions += 1
         n = len(work)
-        calls = EXPECTED_SC_CALLS if arm.design == "self-consistency" else 1
-        generated = OUTPUT_TOKENS[arm.design] * calls
+        calls = EXPECTED_SC_CALLS if arm.design == "self-consistency" else questions / n
+        generated = OUTPUT_TOKENS[arm.design] * calls  # probability: per question
         seconds = prompt / n / args.prompt_rate + generated / args.gen_rate
         table.append({"arm": arm.name, "n": n, "prompt_tokens": prompt / n, "output_tokens": generated,
                       "calls": calls, "seconds": seconds, "hours": seconds * n / 3600})  # fmt: skip
@@ -555,7 +567,7 @@ def estimate(args: argparse.Namespace) -> list[dict]:
     print("| arm | trajectories | prompt tokens/traj | output tokens/traj | LM calls/traj | s/traj | hours |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for t in table:
-        print(f"| {t['arm']} | {t['n']} | {t['prompt_tokens']:.0f} | {t['output_tokens']:.0f} | {t['calls']:g} "
+        print(f"| {t['arm']} | {t['n']} | {t['prompt_tokens']:.0f} | {t['output_tokens']:.0f} | {t['calls']:.3g} "
               f"| {t['seconds']:.0f} | {t['hours']:.1f} |")  # fmt: skip
     total = sum(t["hours"] for t in table)
     print(f"\nAll arms: {total:.1f} hours ({math.ceil(total / 8)} sessions of 8 hours).")
