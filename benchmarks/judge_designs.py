@@ -57,9 +57,8 @@ from rbdspy.modules.judge import (  # noqa: E402
     Judge,
     render_trajectory,
 )
-from rbdspy.modules.last_steps import last_steps  # noqa: E402
 from rbdspy.modules.lm_errors import LMSetupError  # noqa: E402
-from rbdspy.modules.verdict_probability import before_last, has_acted  # noqa: E402
+from rbdspy.modules.verdict_probability import questions  # noqa: E402
 from rbdspy.optimizers.examples import balanced_sample  # noqa: E402
 from rbdspy.optimizers.metrics import judge_report  # noqa: E402
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens  # noqa: E402
@@ -529,9 +528,7 @@ def _questions(judge: Judge, trajectory) -> list[dict]:
     design asks about the last steps and, when there was an earlier action, the same one action
     earlier; every other design reads the rendered trajectory once."""
     if judge.design == "probability":
-        earlier = before_last(trajectory)
-        shown = [trajectory, earlier] if has_acted(earlier) else [trajectory]
-        return [{"task": trajectory.task, "last_steps": last_steps(t)} for t in shown]
+        return [inputs for _, inputs in questions(trajectory.task, trajectory, "", judge.views).values()]
     rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
     return [{"task": trajectory.task, "trajectory": rendered}]
 
@@ -547,15 +544,15 @@ def estimate(args: argparse.Namespace) -> list[dict]:
     for arm in arms_of(args):
         judge = make_judge(arm, args)
         predictor = next(p for _, p in judge.named_predictors())
-        prompt, questions = 0, 0
+        prompt, asked = 0, 0
         for _, record in work:
             trajectory = record.trajectory.model_copy(update={"final_answer": None})
             for inputs in _questions(judge, trajectory):
                 messages = adapter.format(predictor.signature, demos=[], inputs=inputs)
                 prompt += estimate_tokens("".join(m["content"] for m in messages))
-                questions += 1
+                asked += 1
         n = len(work)
-        calls = EXPECTED_SC_CALLS if arm.design == "self-consistency" else questions / n
+        calls = EXPECTED_SC_CALLS if arm.design == "self-consistency" else asked / n
         generated = OUTPUT_TOKENS[arm.design] * calls  # probability: per question
         seconds = prompt / n / args.prompt_rate + generated / args.gen_rate
         table.append({"arm": arm.name, "n": n, "prompt_tokens": prompt / n, "output_tokens": generated,

@@ -4,9 +4,10 @@
         --train docs/bench/judge-probability-train-local --dev docs/bench/judge-designs-local
 
 No LM: it reads the P(success) that `benchmarks/judge_designs.py --designs probability` recorded
-for every trajectory (each view's, and their mean log-odds) and, for each view combination, picks
-the band (low, high) that gives the best balanced accuracy on one family's *train* records with at
-most 10% abstentions (ties: fewer false successes, then the narrower band). It reports that band
+for each question the judge asked of every trajectory, scores them as the judge does
+(`score_log_odds`) for each combination of score terms, and picks the band (low, high) that gives
+the best balanced accuracy on one family's *train* records with at most 10% abstentions (ties:
+fewer false successes, then the narrower band, then the middle of the bands still tied). It reports that band
 on the *dev* records of the other family (out of distribution) and of the same one, and the band
 chosen on both families' train records (the shipped default) on every dev family. Balanced
 accuracy counts an abstention as wrong, as judge_designs.py does.

@@ -22,9 +22,14 @@ def is_action(step: Step) -> bool:
     return step.role not in OBSERVATION_ROLES and step.role not in INPUT_ROLES
 
 
+def action_indices(trajectory: Trajectory) -> list[int]:
+    """Where in the trajectory the agent acted."""
+    return [i for i, step in enumerate(trajectory.steps) if is_action(step)]
+
+
 def last_window(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> list[tuple[int, Step]]:
     """(index, step) from the `actions`-th last action to the end; empty when nothing acted."""
-    acting = [i for i, step in enumerate(trajectory.steps) if is_action(step)]
+    acting = action_indices(trajectory)
     start = acting[-actions:][0] if acting else len(trajectory.steps)
     return list(enumerate(trajectory.steps))[start:]
 

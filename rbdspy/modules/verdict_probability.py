@@ -31,7 +31,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.last_steps import is_action, last_steps, tail_of_text
+from rbdspy.modules.last_steps import action_indices, last_steps, tail_of_text
 from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan
 from rbdspy.types import Trajectory, Verdict
@@ -81,16 +81,29 @@ def log_odds(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def has_acted(trajectory: Trajectory) -> bool:
-    return any(is_action(step) for step in trajectory.steps)
-
-
 def before_last(trajectory: Trajectory) -> Trajectory:
     """The trajectory as it stood before its last action: no final answer yet (the same steps
     when nothing acted)."""
-    acting = [i for i, step in enumerate(trajectory.steps) if is_action(step)]
+    acting = action_indices(trajectory)
     steps = trajectory.steps[: acting[-1]] if acting else trajectory.steps
     return trajectory.model_copy(update={"steps": steps, "final_answer": None})
+
+
+def questions(task: str, trajectory: Trajectory | str, rendered: str, views: tuple[str, ...]) -> dict[str, tuple]:
+    """The questions the design asks of a trajectory, by name: (which predictor asks, its
+    inputs). A trajectory given as text has no steps to go back one action in, and one with a
+    single action has nothing before it to compare with: neither is asked "before-last"."""
+    as_text = isinstance(trajectory, str)
+    asked = {}
+    if "trajectory" in views:
+        asked["trajectory"] = ("trajectory", {"task": task, "trajectory": rendered})
+    if "last-steps" in views or "progress" in views:
+        steps = tail_of_text(trajectory) if as_text else last_steps(trajectory)
+        asked["last-steps"] = ("last-steps", {"task": task, "last_steps": steps})
+    earlier = None if as_text else before_last(trajectory)
+    if "progress" in views and earlier is not None and action_indices(earlier):
+        asked["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(earlier)})
+    return asked
 
 
 def probability_plan(
@@ -103,21 +116,10 @@ def probability_plan(
 ) -> Plan:
     """The design's calls as a plan. `predictors` maps "trajectory" and "last-steps" to their
     Predicts; `views` names the score's terms; `band` is (below: failure, at or above: success),
-    in between indeterminate. A trajectory given as text has no steps to go back one action in,
-    and one with a single action has nothing before it to compare with: their "progress" term is
-    left out."""
-    as_text = isinstance(trajectory, str)
-    questions = {}  # question -> the call's inputs
-    if "trajectory" in views:
-        questions["trajectory"] = ("trajectory", {"task": task, "trajectory": rendered})
-    if "last-steps" in views or "progress" in views:
-        steps = tail_of_text(trajectory) if as_text else last_steps(trajectory)
-        questions["last-steps"] = ("last-steps", {"task": task, "last_steps": steps})
-    earlier = None if as_text else before_last(trajectory)
-    if "progress" in views and earlier is not None and has_acted(earlier):
-        questions["before-last"] = ("last-steps", {"task": task, "last_steps": last_steps(earlier)})
-    names = list(questions)
-    calls = [(predictors[questions[q][0]], questions[q][1], f"judge {q}") for q in names]
+    in between indeterminate; `questions` says what is asked."""
+    asked = questions(task, trajectory, rendered, views)
+    names = list(asked)
+    calls = [(predictors[asked[q][0]], asked[q][1], f"judge {q}") for q in names]
     answers = yield Gather(
         [attempt(predictor, _with_logprobs(predictor, call), what) for predictor, call, what in calls]
     )
