@@ -58,7 +58,11 @@ from rbdspy.modules.judge import (  # noqa: E402
     render_trajectory,
 )
 from rbdspy.modules.lm_errors import LMSetupError  # noqa: E402
-from rbdspy.modules.verdict_probability import questions  # noqa: E402
+from rbdspy.modules.verdict_probability import (  # noqa: E402
+    DEFAULT_PROBABILITY_VIEWS,
+    answered_by_question,
+    questions,
+)
 from rbdspy.optimizers.examples import balanced_sample  # noqa: E402
 from rbdspy.optimizers.metrics import judge_report  # noqa: E402
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens  # noqa: E402
@@ -200,6 +204,8 @@ def _arm_settings(arm: Arm, args: argparse.Namespace) -> dict:
         settings |= {"samples": args.samples, "temperature": args.temperature}
     if arm.design == "confidence":
         settings["threshold"] = args.threshold
+    if arm.design == "probability":  # the questions asked; the records hold each one's P(success)
+        settings["views"] = list(DEFAULT_PROBABILITY_VIEWS)
     if arm.compiled:
         settings["compiled"] = _digest(
             str(Path(arm.compiled) / "judge.json" if Path(arm.compiled).is_dir() else arm.compiled)
@@ -523,14 +529,23 @@ def report(args: argparse.Namespace, out: Path) -> dict:
 # ---- the LM time a run would take --------------------------------------------------------------
 
 
-def _questions(judge: Judge, trajectory) -> list[dict]:
-    """The inputs of each distinct prompt a judge sends for one trajectory: the probability
-    design asks about the last steps and, when there was an earlier action, the same one action
-    earlier; every other design reads the rendered trajectory once."""
+def _questions(judge: Judge, trajectory) -> list[tuple[type, dict]]:
+    """(signature, inputs) of each distinct prompt a judge sends for one trajectory: the
+    probability design asks its short questions (`questions`, each distinct prompt once); every
+    other design reads the rendered trajectory once."""
     if judge.design == "probability":
-        return [inputs for _, inputs in questions(trajectory.task, trajectory, "", judge.views).values()]
+        asked = questions(trajectory.task, trajectory, "", judge.views)
+        predictors = {
+            "trajectory": "trajectory_verdict",
+            "last-steps": "last_steps_verdict",
+            "actions": "actions_verdict",
+        }
+        return [
+            (getattr(judge, predictors[asked[q][0]]).signature, asked[q][1])
+            for q in dict.fromkeys(answered_by_question(asked).values())
+        ]
     rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
-    return [{"task": trajectory.task, "trajectory": rendered}]
+    return [(next(p for _, p in judge.named_predictors()).signature, {"task": trajectory.task, "trajectory": rendered})]
 
 
 def estimate(args: argparse.Namespace) -> list[dict]:
@@ -543,12 +558,11 @@ def estimate(args: argparse.Namespace) -> list[dict]:
     table = []
     for arm in arms_of(args):
         judge = make_judge(arm, args)
-        predictor = next(p for _, p in judge.named_predictors())
         prompt, asked = 0, 0
         for _, record in work:
             trajectory = record.trajectory.model_copy(update={"final_answer": None})
-            for inputs in _questions(judge, trajectory):
-                messages = adapter.format(predictor.signature, demos=[], inputs=inputs)
+            for signature, inputs in _questions(judge, trajectory):
+                messages = adapter.format(signature, demos=[], inputs=inputs)
                 prompt += estimate_tokens("".join(m["content"] for m in messages))
                 asked += 1
         n = len(work)

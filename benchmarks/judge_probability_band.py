@@ -23,15 +23,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rbdspy.modules.verdict_probability import score_log_odds  # noqa: E402
+from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, score_log_odds  # noqa: E402
 from rbdspy.optimizers.metrics import judge_report  # noqa: E402
 
 FAMILIES = ("scienceworld", "twx")
-# Score terms (see rbdspy/modules/verdict_probability.py), each computed from the recorded answers.
+# Score terms (see rbdspy/modules/verdict_probability.py), each computed from the recorded answers;
+# a run records the questions of the views it was made with, and combinations it lacks are skipped.
 VIEWS = {
-    "last-steps + progress": ("last-steps", "progress"),
+    "last-action + last-steps + recent-steps + actions": DEFAULT_PROBABILITY_VIEWS,
+    "last-action + actions": ("last-action", "actions"),
+    "last-action": ("last-action",),
     "last-steps": ("last-steps",),
-    "progress": ("progress",),
+    "recent-steps": ("recent-steps",),
+    "actions": ("actions",),
+    "last-steps + progress": ("last-steps", "progress"),
 }
 GRID = [round(0.02 * i, 2) for i in range(1, 50)]  # 0.02 .. 0.98
 MAX_ABSTENTION = 0.10
@@ -44,10 +49,14 @@ def load(out: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def needed(views: tuple[str, ...]) -> set[str]:
+    """The questions whose answers the score of `views` reads."""
+    return set().union(*({"last-steps", "before-last"} if view == "progress" else {view} for view in views))
+
+
 def score(row: dict, views: tuple[str, ...]) -> float | None:
     ps = row.get("probabilities") or {}
-    needed = {"last-steps"} | ({"before-last"} if "progress" in views else set()) | ({"trajectory"} & set(views))
-    if not needed <= set(ps):
+    if not needed(views) <= set(ps):
         return None
     return 1 / (1 + math.exp(-score_log_odds(ps, views)))
 
@@ -91,6 +100,8 @@ def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
     ]
     results = []
     for name, views in VIEWS.items():
+        if not any(needed(views) <= set(r.get("probabilities") or {}) for r in train + dev):
+            continue  # not asked in these runs
         sources = {f: [r for r in train if r["family"] == f] for f in FAMILIES} | {"both": train}
         for source, rows in sources.items():
             if not rows:

@@ -12,6 +12,8 @@ from rich.console import Console
 
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
+from rbdspy.modules.verdict_probability import lm_calls
+from rbdspy.types import Step, Trajectory
 
 pytest.importorskip("textworld_express")
 if shutil.which("java") is None:
@@ -21,8 +23,15 @@ from rbdspy.demo import demo_tasks, open_demo_env, print_summary, run_demo  # no
 
 JUDGE_OK = {"verdict": "success", "rationale": "won"}
 JUDGE_FAIL = {"verdict": "failure", "rationale": "no coin"}
-# The default judge asks two questions of a trajectory: its last steps, and the same one action earlier.
-JUDGED_OK, JUDGED_FAIL = [JUDGE_OK, JUDGE_OK], [JUDGE_FAIL, JUDGE_FAIL]
+
+
+def judged(answer, actions):
+    """The judge's answer once per question it asks of a trajectory of `actions` actions (the
+    default judge asks several short ones; a window that shows the same steps is asked once)."""
+    steps = [Step(role="env", content="start")]
+    for i in range(actions):
+        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
+    return [answer] * lm_calls(Trajectory(task="t", steps=steps))
 
 
 def _lessons(title):
@@ -47,8 +56,8 @@ def test_demo_plays_learns_and_retrieves(tmp_path):
     # task 1 (twc) plays its gold path and is judged a success; task 2 (coin) spends its whole
     # step budget looking around.
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
-    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
+    answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Put items where they belong")]
+    answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons("Explore before acting")]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     console = Console(record=True, width=200)
     rows = run_demo(
@@ -80,7 +89,12 @@ def test_demo_with_parallel_matts_contrasts_the_rollouts(tmp_path):
     # rollout 0 plays the gold path, rollout 1 looks around until the step limit; the selector
     # picks rollout 0 and the contrast of the two is written.
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + JUDGED_OK + [{"action": "look around"}] * steps + JUDGED_FAIL
+    answers = (
+        [{"action": a} for a in gold]
+        + judged(JUDGE_OK, steps)
+        + [{"action": "look around"}] * steps
+        + judged(JUDGE_FAIL, steps)
+    )
     answers += [
         {"rationale": "attempt 0 put the item away", "best_index": 0},
         _lessons("Finish the goal before exploring"),
@@ -155,8 +169,8 @@ def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
         steps = len(gold)
-        answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
-        answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
+        answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Put items where they belong")]
+        answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons("Explore before acting")]
         specs = []
         monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Unclosed(env))
         monkeypatch.setattr(
@@ -218,8 +232,8 @@ def test_demo_prints_each_step_as_it_happens_and_a_block_per_task_at_80_columns(
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons(LONG_TITLE)]
-    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons(SECOND_TITLE)]
+    answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons(LONG_TITLE)]
+    answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons(SECOND_TITLE)]
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     tape = _Tape(lm)
     console = Console(width=80, file=tape, force_terminal=False)  # as when piped to a file
@@ -313,7 +327,7 @@ def test_a_task_whose_agent_raised_says_so_and_the_stream_goes_on(tmp_path, monk
         monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Broken(env, [first]))
         steps = len(gold)
         answers = [{"action": "look around"}]  # the first task's only call: its step raises
-        answers += [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Find the coin")]
+        answers += [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Find the coin")]
         file = io.StringIO()
         rows = run_demo(
             DummyLM(answers, adapter=dspy.JSONAdapter()),
@@ -399,8 +413,8 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(first)
     steps = len(gold)
-    answers = [{"action": a} for a in gold] + [*JUDGED_OK, _lessons("Put items where they belong")]
-    answers += [{"action": "look around"}] * steps + [*JUDGED_FAIL, _lessons("Explore before acting")]
+    answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Put items where they belong")]
+    answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons("Explore before acting")]
 
     demo_lm = DummyLM(list(answers), adapter=dspy.JSONAdapter())
     run_demo(
@@ -423,7 +437,8 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         for task_id in (first, second):
             bank(task=agent.describe(task_id), task_id=task_id)
 
-    assert len(demo_lm.history) == len(plain_lm.history) == 2 * steps + 2 * (2 + 1)  # per task: judge x2, extractor
+    # per task: its steps, the judge's questions, the extractor
+    assert len(demo_lm.history) == len(plain_lm.history) == 2 * steps + 2 * (len(judged(JUDGE_OK, steps)) + 1)
     assert [(h["messages"], h["kwargs"]) for h in demo_lm.history] == [
         (h["messages"], h["kwargs"]) for h in plain_lm.history
     ]

@@ -15,10 +15,11 @@ families by benchmarks/judge_designs.py; "probability" won out of distribution a
   first two of 3 agree.
 - "confidence": rationale, verdict and a confidence in [0, 1]; below `threshold` the verdict is
   `indeterminate`, so nothing is written. One call.
-- "probability" (default): one word per short question (do the last steps show the task accomplished? and
-  the same one action earlier), read as the probability of "success" from the LM's logprobs;
-  success at or above a threshold, failure below, `indeterminate` within an abstention band
-  around it; see rbdspy/modules/verdict_probability.py.
+- "probability" (default): one word per short question (do the last one, three and six actions show
+  the task accomplished? does the list of every action?), each read as the probability of
+  "success" from the LM's logprobs; the mean log-odds is a success at or above a threshold, a
+  failure below, `indeterminate` within an abstention band around it; see
+  rbdspy/modules/verdict_probability.py.
 
 `renderer=` (an `rbdspy.render.EvidenceRenderer`, a token budget, or any Trajectory -> str; by
 default `EvidenceRenderer(DEFAULT_BUDGET_TOKENS)`) shows the trajectory compressed within a token
@@ -37,9 +38,15 @@ import dspy
 
 from rbdspy.modules.lm_errors import attempt, indeterminate
 from rbdspy.modules.plan import Gather, Plan, arun, run
-from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, PROBABILITY_VIEWS, probability_plan
+from rbdspy.modules.verdict_probability import (
+    DEFAULT_PROBABILITY_VIEWS,
+    PROBABILITY_VIEWS,
+    STEP_VIEWS,
+    probability_plan,
+)
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, NOT_SHOWN_RULE, as_renderer
 from rbdspy.signatures import (
+    JudgeActions,
     JudgeChecklist,
     JudgeLastSteps,
     JudgeTrajectory,
@@ -72,7 +79,8 @@ def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None)
 
 class Judge(dspy.Module):
     """The probability judge by default: P(success) from the LM's logprobs on the trajectory's
-    last steps and on the same one action earlier, thresholded (rbdspy/modules/verdict_probability.py).
+    last one, three and six actions and on the list of every action, thresholded
+    (rbdspy/modules/verdict_probability.py).
     `design="rationale"` is the paper's judge over `JudgeTrajectory`: a rationale, then the
     verdict, in one `dspy.Predict` call. See the module docstring for the other designs.
 
@@ -90,7 +98,8 @@ class Judge(dspy.Module):
         samples: self-consistency's number of samples.
         temperature: the sampled calls' temperature (self-consistency).
         threshold: the confidence below which the confidence design answers indeterminate.
-        views: the probability design's score terms (some of "last-steps", "progress", "trajectory").
+        views: the probability design's score terms (some of PROBABILITY_VIEWS: "last-action",
+            "last-steps", "recent-steps", "actions", "progress", "trajectory").
         band: the probability design's (failure below, success at or above) P(success) bounds.
     """
 
@@ -135,8 +144,10 @@ class Judge(dspy.Module):
         elif design == "probability":
             if "trajectory" in self.views:
                 self.trajectory_verdict = dspy.Predict(JudgeVerdict)
-            if {"last-steps", "progress"} & set(self.views):
+            if {*STEP_VIEWS, "progress"} & set(self.views):
                 self.last_steps_verdict = dspy.Predict(JudgeLastSteps)
+            if "actions" in self.views:
+                self.actions_verdict = dspy.Predict(JudgeActions)
         else:
             self.confident = dspy.Predict(JudgeWithConfidence)
 
@@ -174,7 +185,11 @@ class Judge(dspy.Module):
         )
         predictors = {
             name: getattr(self, attr)
-            for name, attr in (("trajectory", "trajectory_verdict"), ("last-steps", "last_steps_verdict"))
+            for name, attr in (
+                ("trajectory", "trajectory_verdict"),
+                ("last-steps", "last_steps_verdict"),
+                ("actions", "actions_verdict"),
+            )
             if hasattr(self, attr)
         }
         return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))

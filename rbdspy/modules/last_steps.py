@@ -12,6 +12,7 @@ from rbdspy.types import OBSERVATION_ROLES, Step, Trajectory
 # How many of the last actions are shown, and how much of each observation (the last observations
 # are where a finished task shows it; a room description longer than this keeps its start).
 LAST_ACTIONS = 3
+RECENT_ACTIONS = 6  # a longer window: the steps that led up to the end
 LAST_OBSERVATION_CHARS = 600
 # Steps that tell the agent something rather than record what it did.
 INPUT_ROLES = ("user", "system")
@@ -54,6 +55,22 @@ def last_steps(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> str:
         lines.append("(no observation after the last action)")
     if final:  # what the agent answered: for a program that answers, the evidence itself
         lines.append(f"[final answer] {final[:LAST_OBSERVATION_CHARS]}")
+    return "\n".join(lines)
+
+
+def action_list(trajectory: Trajectory) -> str:
+    """Every action, numbered in order, then the environment's answer to the last one (its start,
+    LAST_OBSERVATION_CHARS at most) and the final answer if there is one: the whole plan in a few
+    hundred tokens, where a skipped, swapped or missing final step shows."""
+    actions = [step for step in trajectory.steps if is_action(step)]
+    lines = [f"{n}. {' '.join(step.content.split())}" for n, step in enumerate(actions, start=1)]
+    if not lines:
+        lines.append("(the agent took no action)")
+    if trajectory.steps and trajectory.steps[-1].role in OBSERVATION_ROLES:
+        lines.append(f"last answer: {_shown(trajectory.steps[-1])}")
+    final = " ".join((trajectory.final_answer or "").split())
+    if final:
+        lines.append(f"final answer: {final[:LAST_OBSERVATION_CHARS]}")
     return "\n".join(lines)
 
 

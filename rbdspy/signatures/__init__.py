@@ -3,6 +3,7 @@
 from rbdspy.signatures.contrast import ContrastTrajectories
 from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.judge import (
+    JudgeActions,
     JudgeChecklist,
     JudgeLastSteps,
     JudgeTrajectory,
@@ -18,6 +19,7 @@ __all__ = [
     "ExtractFailureLessons",
     "ExtractSuccessLessons",
     "JudgeChecklist",
+    "JudgeActions",
     "JudgeLastSteps",
     "JudgeTrajectory",
     "JudgeVerdict",

@@ -129,3 +129,15 @@ class JudgeLastSteps(dspy.Signature):
     verdict: Literal["success", "failure"] = dspy.OutputField(
         desc="success only if the last steps show the task accomplished"
     )
+
+
+class JudgeActions(dspy.Signature):
+    """You are a strict evaluator of an AI agent's work. Given the task and every action the agent
+    took, in order, with the environment's answer to its last action, decide whether this sequence
+    of actions accomplishes the task: every step the task asks for done, in an order that works,
+    ending with the task's final goal. A sequence that stops before the final goal, skips a
+    required step, or does steps in an order that cannot work is a failure."""
+
+    task: str = dspy.InputField(desc="What the agent was asked to do")
+    actions: str = dspy.InputField(desc="The agent's actions in order, then the environment's last answer")
+    verdict: Literal["success", "failure"] = dspy.OutputField(desc="success only if these actions accomplish the task")

@@ -32,6 +32,18 @@ ANSWERS = {
 }
 
 
+def judge_calls(actions: int) -> int:
+    """The default judge's LM calls for a game trajectory of `actions` actions (its windows and
+    action list, each distinct prompt once)."""
+    from rbdspy.modules.verdict_probability import lm_calls
+    from rbdspy.types import Step, Trajectory
+
+    steps = [Step(role="env", content="A room.")]
+    for _ in range(actions):
+        steps += [Step(role="agent", content="look around"), Step(role="env", content="A room.")]
+    return lm_calls(Trajectory(task="t", steps=steps))
+
+
 def scripted_lm(answers: dict | None = None) -> DummyLM:
     return DummyLM(dict(answers or ANSWERS), adapter=dspy.JSONAdapter())
 

@@ -6,7 +6,7 @@ import json
 
 import dspy
 import pytest
-from bench_testing import CallCounter, quiet_bench
+from bench_testing import CallCounter, judge_calls, quiet_bench
 from rich.console import Console
 
 from rbdspy.bench import report_run
@@ -38,7 +38,8 @@ def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, h
     resumed = _run(demo_env, out, hash_embedder, resume=True)
 
     assert counter.agent_calls == (2 + 1) * STEPS  # only the 3 missing tasks were played
-    assert counter.calls == counter.agent_calls + 2 * 3  # judge (two questions) + extractor for reasoningbank's 2
+    # the judge's questions and the extractor, for reasoningbank's 2 missing tasks
+    assert counter.calls == counter.agent_calls + 2 * (judge_calls(STEPS) + 1)
     assert counter.cache_settings == {False}  # every arm pays for its own calls: no DSPy cache hits
     for arm in ("no-memory", "reasoningbank"):
         assert [r["index"] for r in read_records(arm_path(out, arm))] == list(range(N))

@@ -7,7 +7,7 @@ import json
 import dspy
 import mlflow
 import pytest
-from bench_testing import scripted_lm
+from bench_testing import judge_calls, scripted_lm
 from rich.console import Console
 
 from rbdspy.bench import ARMS, SMOKE_MAX_STEPS, SMOKE_TASKS, run_bench
@@ -62,17 +62,19 @@ def test_lm_calls_are_counted_per_task(smoke_run):
     *_, records, _ = smoke_run
     calls = lambda arm: {r["lm_calls"] - r["steps"] for r in records[arm]}  # noqa: E731  (calls beyond the agent's steps)
     assert calls("no-memory") == {0}  # the agent only
-    # The judge asks two questions of a trajectory (its last steps, and the same one action earlier).
-    assert calls("reasoningbank") == {3}  # + judge + extractor
+    judge = judge_calls(SMOKE_MAX_STEPS)  # the judge's short questions
+    assert judge == 3
+    assert calls("reasoningbank") == {judge + 1}  # + judge + extractor
     assert calls("reasoningbank-oracle") == {1}  # environment label: no judge
-    assert calls("success-only") == {3}  # the scripted judge says success, so it extracts
-    assert calls("trajectory-memory") == {2}  # judge; the exemplar needs no LM
-    assert calls("workflow-memory") == {3}  # judge + induction
+    assert calls("success-only") == {judge + 1}  # the scripted judge says success, so it extracts
+    assert calls("trajectory-memory") == {judge}  # judge; the exemplar needs no LM
+    assert calls("workflow-memory") == {judge + 1}  # judge + induction
     # parallel: 3 rollouts x steps + 3 judges + selector + contrast
-    assert {r["lm_calls"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS + 3 * 2 + 1 + 1}
+    assert {r["lm_calls"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS + 3 * judge + 1 + 1}
     assert {r["env_actions"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS}
-    # sequential: steps + 2 refinement passes + judge + extractor
-    assert {r["lm_calls"] for r in records["matts-sequential-k3"]} == {SMOKE_MAX_STEPS + 2 + 2 + 1}
+    # sequential: steps + 2 refinement passes + judge (of the steps and both passes) + extractor
+    refined = judge_calls(SMOKE_MAX_STEPS + 2)
+    assert {r["lm_calls"] for r in records["matts-sequential-k3"]} == {SMOKE_MAX_STEPS + 2 + refined + 1}
 
 
 def test_memory_is_written_and_retrieved_from_an_empty_bank(smoke_run):
@@ -157,7 +159,7 @@ def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):
         assert len(r["retrieved"]) == r["memories_used"] and len(r["written"]) == r["memories_added"]
         assert r["agent_calls"] + r["loop_calls"] == r["lm_calls"]
         assert r["agent_calls"] == r["steps"]  # one agent call per step; the judge and extractor are the loop's
-        assert r["loop_calls"] == 3  # the judge's two questions and one extraction per task
+        assert r["loop_calls"] == judge_calls(SMOKE_MAX_STEPS) + 1  # the judge's questions and one extraction
     assert {"id", "title", "source", "similarity", "rank_score", "value"} <= set(served[0])
     written_ids = {w["id"] for r in bank_rows for w in r["written"]}
     assert {hit["id"] for hit in served} <= written_ids  # every serve is of an item the run wrote

@@ -142,5 +142,5 @@ def test_the_default_judge_reads_probabilities_from_the_embedded_model(fast_lm, 
     with dspy.context(lm=fast_lm, adapter=adapter()):
         pred = Judge()(task=trajectory.task, trajectory=trajectory)
     assert pred.verdict.label in ("success", "failure")
-    assert set(pred.probabilities) == {"last-steps", "before-last"}
+    assert set(pred.probabilities) == {"recent-steps", "last-steps", "last-action", "actions"}
     assert all(0.0 < p < 1.0 for p in pred.probabilities.values())

@@ -34,8 +34,11 @@ def script(select=None, contrast=None, extract=None, refine=None, judge=None):
         answers["## judge_rationale ##"] = extract
     if refine is not None:
         answers["## notes ##"] = refine
-    # The judge sees the agent's answer in the trajectory it is shown.
-    answers.update(judge or {"answer: right": JUDGE_OK, "answer: wrong": JUDGE_FAIL})
+    # The judge sees the agent's answer in the trajectory it is shown (a refined trajectory's
+    # last action, which the judge's window of one action shows alone, ends "Answer now: ...").
+    verdicts = {"answer: right": JUDGE_OK, "answer: wrong": JUDGE_FAIL}
+    verdicts |= {"now: right": JUDGE_OK, "now: wrong": JUDGE_FAIL}
+    answers.update(judge or verdicts)
     return answers
 
 

@@ -45,7 +45,7 @@ def test_the_default_design_is_the_probability_judge_and_each_design_has_its_own
         "checklist": ["checklist"],
         "self-consistency": ["predict"],
         "confidence": ["confident"],
-        "probability": ["last_steps_verdict"],
+        "probability": ["last_steps_verdict", "actions_verdict"],
     }
 
 

@@ -1,7 +1,7 @@
 """The last steps of a trajectory, as the probability judge reads them: the last actions whole
 up to a cap, numbered as the rendered trajectory numbers them."""
 
-from rbdspy.modules.last_steps import LAST_OBSERVATION_CHARS, last_steps, tail_of_text
+from rbdspy.modules.last_steps import LAST_OBSERVATION_CHARS, action_list, last_steps, tail_of_text
 from rbdspy.types import Step, Trajectory
 
 
@@ -35,3 +35,21 @@ def test_the_final_answer_closes_the_last_steps():
     assert text.splitlines() == ["[1] assistant: thinking", "[2] env: ok", "[final answer] 4"]
     only = last_steps(Trajectory(task="t", steps=[Step(role="user", content="2+2?")], final_answer="4"))
     assert only == "[final answer] 4"
+
+
+def test_the_action_list_numbers_every_action_then_the_last_answer():
+    steps = [Step(role="user", content="make tea"), Step(role="env", content="A kitchen.")]
+    for i in range(12):  # every action is listed, however many, whitespace collapsed
+        steps += [Step(role="agent", content=f" act\n {i}"), Step(role="env", content=f"seen {i}")]
+    steps.append(Step(role="env", content="tea " * 400))
+    lines = action_list(Trajectory(task="make tea", steps=steps, final_answer=" done ")).splitlines()
+    assert lines[:12] == [f"{i + 1}. act {i}" for i in range(12)] and "seen" not in "".join(lines)
+    assert lines[12].startswith("last answer: tea tea") and lines[12].endswith(" ...")
+    assert len(lines[12]) < len("last answer: ") + LAST_OBSERVATION_CHARS + 10
+    assert lines[13:] == ["final answer: done"]
+
+
+def test_the_action_list_says_when_nothing_acted_or_answered():
+    assert action_list(Trajectory(task="t", steps=[Step(role="user", content="t")])) == "(the agent took no action)"
+    waiting = Trajectory(task="t", steps=[Step(role="env", content="x"), Step(role="agent", content="wait")])
+    assert action_list(waiting) == "1. wait"  # no answer after the last action: none shown

@@ -276,7 +276,11 @@ FINAL_JUDGE = {
     "[final answer] right": JUDGE_OK,
     "[final answer] answer: wrong": JUDGE_FAIL,
     "[final answer] answer: right": JUDGE_OK,
-    # The default judge also asks about the steps before the last action, where no answer is final yet.
+    # The default judge's list of every action ends with the final answer too.
+    "final answer: right": JUDGE_OK,
+    "final answer: answer: wrong": JUDGE_FAIL,
+    "final answer: answer: right": JUDGE_OK,
+    # A judge asked about the steps before the last action, where no answer is final yet.
     "## last_steps ##": JUDGE_FAIL,
 }
 
