@@ -1,7 +1,10 @@
 """The probability judge's threshold and abstention band: chosen on train records, reported on dev.
 
     python benchmarks/judge_probability_band.py \
-        --train docs/bench/judge-probability-train-local --dev docs/bench/judge-designs-local
+        --train docs/bench/judge-views-train-local --dev docs/bench/judge-views-local
+
+(docs/bench/judge-probability-train-local and judge-designs-local hold the judge before the
+windows and the action list: last steps + progress.)
 
 No LM: it reads the P(success) that `benchmarks/judge_designs.py --designs probability` recorded
 for each question the judge asked of every trajectory, scores them as the judge does
@@ -10,7 +13,8 @@ the best balanced accuracy on one family's *train* records with at most 10% abst
 fewer false successes, then the narrower band, then the middle of the bands still tied). It reports that band
 on the *dev* records of the other family (out of distribution) and of the same one, and the band
 chosen on both families' train records (the shipped default) on every dev family. Balanced
-accuracy counts an abstention as wrong, as judge_designs.py does.
+accuracy counts an abstention as wrong, as judge_designs.py does; AUC (how well the score ranks a
+family's records, whatever the threshold) shows how much is lost to the threshold alone.
 """
 
 from __future__ import annotations
@@ -55,8 +59,11 @@ def needed(views: tuple[str, ...]) -> set[str]:
 
 
 def score(row: dict, views: tuple[str, ...]) -> float | None:
+    """The judge's score from the recorded answers; as in the judge, a question a trajectory was
+    not asked (the action list of a one-action trajectory) counts nothing. None when nothing the
+    score reads was answered (a failed call)."""
     ps = row.get("probabilities") or {}
-    if not needed(views) <= set(ps):
+    if not needed(views) & set(ps):
         return None
     return 1 / (1 + math.exp(-score_log_odds(ps, views)))
 
@@ -72,6 +79,14 @@ def verdicts(rows: list[dict], views: tuple[str, ...], band: tuple[float, float]
 
 def evaluate(rows: list[dict], views: tuple[str, ...], band: tuple[float, float]) -> dict:
     return judge_report([r["label"] for r in rows], verdicts(rows, views, band))
+
+
+def auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
+    """How well the score ranks, whatever the threshold: the chance that a success scores above a
+    failure (ties count half), over the rows the score could be computed for."""
+    scored = [(p, r["label"] == "success") for r in rows if (p := score(r, views)) is not None]
+    wins = [(a > b) + 0.5 * (a == b) for a, ok in scored if ok for b, bad in scored if not bad]
+    return sum(wins) / len(wins) if wins else None
 
 
 def choose(rows: list[dict], views: tuple[str, ...]) -> tuple[float, float]:
@@ -95,8 +110,8 @@ def _pct(x: float) -> str:
 def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
     lines = [
         "| views | band chosen on (train) | band | evaluated on (dev) | OOD | n | balanced acc | false success "
-        "| false failure | abstain |",
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|",
+        "| false failure | abstain | AUC |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     results = []
     for name, views in VIEWS.items():
@@ -111,14 +126,15 @@ def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
                 target = [r for r in dev if r["family"] == family]
                 if not target:
                     continue
-                rep = evaluate(target, views, band)
+                rep = evaluate(target, views, band) | {"auc": auc(target, views)}
                 ood = "—" if source == "both" else ("yes" if source != family else "no")
                 results.append({"views": name, "chosen_on": source, "band": band, "family": family, "ood": ood,
                                 "n": len(target), **rep})  # fmt: skip
                 lines.append(
                     f"| {name} | {source} | [{band[0]:.2f}, {band[1]:.2f}) | {family} | {ood} | {len(target)} "
                     f"| {_pct(rep['balanced_accuracy'])} | {_pct(rep['false_success_rate'])} "
-                    f"| {_pct(rep['false_failure_rate'])} | {_pct(rep['indeterminate_rate'])} |"
+                    f"| {_pct(rep['false_failure_rate'])} | {_pct(rep['indeterminate_rate'])} "
+                    f"| {'—' if rep['auc'] is None else format(rep['auc'], '.3f')} |"
                 )
     return "\n".join(lines), results
 

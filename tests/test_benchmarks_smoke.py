@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 from pathlib import Path
 
@@ -170,3 +171,36 @@ def test_judge_designs_estimate_counts_the_probability_judges_short_prompts(caps
     assert probability["calls"] == 4 and rationale["calls"] == 1
     assert probability["prompt_tokens"] < 2 * rationale["prompt_tokens"]
     assert "| probability+evidence-1800 | 4 |" in capsys.readouterr().out
+
+
+def _probability_run(out, rows):
+    (out / "records").mkdir(parents=True)
+    lines = [json.dumps(r) for r in rows]
+    (out / "records" / "probability+evidence-1800.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_judge_probability_band_chooses_on_train_and_reports_ood_with_auc(tmp_path, capsys):
+    module = _load("judge_probability_band")
+    views = ("last-action", "last-steps", "recent-steps", "actions")
+
+    def row(family, label, p):  # every question answered p: the score is p
+        return {"family": family, "label": label, "probabilities": dict.fromkeys(views, p)}
+
+    # ScienceWorld's successes score 0.3-0.4 and failures 0.1; TextWorld-Express's sit higher.
+    train = [row("scienceworld", "success", p) for p in (0.3, 0.4)] + [row("scienceworld", "failure", 0.1)] * 2
+    train += [row("twx", "success", p) for p in (0.8, 0.9)] + [row("twx", "failure", 0.6)] * 2
+    dev = [row("scienceworld", "success", 0.35), row("scienceworld", "failure", 0.5)]
+    dev += [row("twx", "success", 0.85), row("twx", "failure", 0.2)]
+    _probability_run(tmp_path / "train", train)
+    _probability_run(tmp_path / "dev", dev)
+    module.main(["--train", str(tmp_path / "train"), "--dev", str(tmp_path / "dev"), "--write", str(tmp_path / "w")])
+    results = json.loads((tmp_path / "w" / "band.json").read_text())
+    assert "last-steps + progress" not in {r["views"] for r in results}  # no before-last answers: skipped
+    default = [r for r in results if r["views"] == "last-action + last-steps + recent-steps + actions"]
+    by = {(r["chosen_on"], r["family"]): r for r in default}
+    low, high = by[("scienceworld", "twx")]["band"]
+    assert 0.1 < low <= high <= 0.3  # separates ScienceWorld's train records
+    assert by[("scienceworld", "twx")]["ood"] == "yes" and by[("scienceworld", "twx")]["balanced_accuracy"] == 1.0
+    # ScienceWorld's dev failure scores above its success: no threshold can help, and AUC says so.
+    assert by[("twx", "scienceworld")]["auc"] == 0.0 and by[("twx", "twx")]["auc"] == 1.0
+    assert "| AUC |" in capsys.readouterr().out

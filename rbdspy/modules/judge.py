@@ -60,12 +60,12 @@ DEFAULT_JUDGE_DESIGN = "probability"  # the best out of distribution (docs/conce
 DEFAULT_SAMPLES = 3
 DEFAULT_SAMPLE_TEMPERATURE = 0.7
 DEFAULT_CONFIDENCE_THRESHOLD = 0.7
-# probability: P(success) below the first bound is a failure, at or above the second a success,
-# in between indeterminate. Chosen on 80 train records of both families (best balanced accuracy
-# with at most 10% abstentions: no band); the band chosen on one family's train records alone,
-# 0.24 or 0.22, gives 80.0% and 66.0% balanced accuracy on the other family's dev records
-# (benchmarks/judge_probability_band.py, docs/bench/judge-probability-band-local/band.md).
-DEFAULT_PROBABILITY_BAND = (0.24, 0.24)
+# probability: P(success) (the sigmoid of the questions' mean log-odds) below the first bound is a
+# failure, at or above the second a success, in between indeterminate. Chosen on 80 train records
+# of both families (best balanced accuracy with at most 10% abstentions: no band); the band chosen
+# on one family's train records alone is reported on the other family's dev records
+# (benchmarks/judge_probability_band.py, docs/bench/judge-views-band-local/band.md).
+DEFAULT_PROBABILITY_BAND = (0.26, 0.26)
 
 
 def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None) -> str:
