@@ -14,6 +14,10 @@ from rbdspy.types import OBSERVATION_ROLES, Step, Trajectory
 LAST_ACTIONS = 3
 RECENT_ACTIONS = 6  # a longer window: the steps that led up to the end
 LAST_OBSERVATION_CHARS = 600
+# The action list keeps at most this many actions (more than any measured trajectory, 193): the
+# first LISTED_HEAD and the last ones, with a line saying how many were left out between them.
+MAX_LISTED_ACTIONS = 200
+LISTED_HEAD = 50
 # Steps that tell the agent something rather than record what it did.
 INPUT_ROLES = ("user", "system")
 
@@ -61,9 +65,14 @@ def last_steps(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> str:
 def action_list(trajectory: Trajectory) -> str:
     """Every action, numbered in order, then the environment's answer to the last one (its start,
     LAST_OBSERVATION_CHARS at most) and the final answer if there is one: the whole plan in a few
-    hundred tokens, where a skipped, swapped or missing final step shows."""
+    hundred tokens, where a skipped, swapped or missing final step shows. Past
+    MAX_LISTED_ACTIONS, the first LISTED_HEAD and the last actions, and how many were not shown."""
     actions = [step for step in trajectory.steps if is_action(step)]
     lines = [f"{n}. {' '.join(step.content.split())}" for n, step in enumerate(actions, start=1)]
+    if len(lines) > MAX_LISTED_ACTIONS:  # a very long run: the start and the end, and what was cut
+        tail = MAX_LISTED_ACTIONS - LISTED_HEAD
+        cut = len(lines) - MAX_LISTED_ACTIONS
+        lines = [*lines[:LISTED_HEAD], f"({cut} actions not shown)", *lines[-tail:]]
     if not lines:
         lines.append("(the agent took no action)")
     if trajectory.steps and trajectory.steps[-1].role in OBSERVATION_ROLES:

@@ -14,7 +14,8 @@ log-odds (a mean, so a term that cannot be asked of a trajectory leaves the scal
   three or six actions with their observations, where a finished task shows its final goal
   reached and a trajectory that stopped short shows it is not. Each window misleads the small
   model on different trajectories (one action hides what led up to it; six bury the last answer
-  among the others), so the three together rank better than any one;
+  among the others); with the action list, the four ranked the train records better than any
+  one of them (docs/concepts/judge.md);
 - "actions": `JudgeActions` on every action in order with the last answer (`action_list`), where
   a step skipped, two steps swapped or a final step missing shows in a few hundred tokens;
 - "progress": the last-steps log-odds minus those of the same question asked one action earlier
@@ -148,7 +149,7 @@ def answered_by_question(asked: dict[str, tuple]) -> dict[str, str]:
 
 def lm_calls(trajectory: Trajectory | str, views: tuple[str, ...] = DEFAULT_PROBABILITY_VIEWS) -> int:
     """How many LM calls the design makes for `trajectory` (each distinct prompt once): with the
-    default views 4 for more than six actions, 3 for two or three, 1 for one."""
+    default views 4 for four actions or more, 3 for two or three, 1 for one."""
     task = "" if isinstance(trajectory, str) else trajectory.task
     return len(set(answered_by_question(questions(task, trajectory, "", views)).values()))
 
@@ -162,8 +163,8 @@ def probability_plan(
     band: tuple[float, float],
 ) -> Plan:
     """The design's calls as a plan. `predictors` maps "trajectory", "last-steps" and "actions"
-    to their Predicts; `views` names the score's terms; `band` is (below: failure, at or above: success),
-    in between indeterminate; `questions` says what is asked."""
+    to their Predicts; `views` names the score's terms; `band` is (below: failure, at or above:
+    success), in between indeterminate; `questions` says what is asked."""
     asked = questions(task, trajectory, rendered, views)
     answered_by = answered_by_question(asked)
     names = list(dict.fromkeys(answered_by.values()))

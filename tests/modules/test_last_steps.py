@@ -1,7 +1,14 @@
 """The last steps of a trajectory, as the probability judge reads them: the last actions whole
 up to a cap, numbered as the rendered trajectory numbers them."""
 
-from rbdspy.modules.last_steps import LAST_OBSERVATION_CHARS, action_list, last_steps, tail_of_text
+from rbdspy.modules.last_steps import (
+    LAST_OBSERVATION_CHARS,
+    LISTED_HEAD,
+    MAX_LISTED_ACTIONS,
+    action_list,
+    last_steps,
+    tail_of_text,
+)
 from rbdspy.types import Step, Trajectory
 
 
@@ -53,3 +60,15 @@ def test_the_action_list_says_when_nothing_acted_or_answered():
     assert action_list(Trajectory(task="t", steps=[Step(role="user", content="t")])) == "(the agent took no action)"
     waiting = Trajectory(task="t", steps=[Step(role="env", content="x"), Step(role="agent", content="wait")])
     assert action_list(waiting) == "1. wait"  # no answer after the last action: none shown
+
+
+def test_a_very_long_action_list_says_how_many_actions_it_left_out_and_keeps_the_end():
+    steps = [Step(role="env", content="start")]
+    for i in range(MAX_LISTED_ACTIONS + 30):
+        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
+    lines = action_list(Trajectory(task="t", steps=steps)).splitlines()
+    assert lines[LISTED_HEAD - 1] == f"{LISTED_HEAD}. act {LISTED_HEAD - 1}"
+    assert lines[LISTED_HEAD] == "(30 actions not shown)"
+    last = MAX_LISTED_ACTIONS + 30
+    assert lines[-2] == f"{last}. act {last - 1}" and lines[-1] == f"last answer: seen {last - 1}"
+    assert len(lines) == MAX_LISTED_ACTIONS + 2  # the actions kept, the note, the last answer
