@@ -54,6 +54,7 @@ from rbdspy.modules.judge import (  # noqa: E402
     DEFAULT_SAMPLE_TEMPERATURE,
     DEFAULT_SAMPLES,
     JUDGE_DESIGNS,
+    PROBABILITY_PREDICTORS,
     Judge,
     render_trajectory,
 )
@@ -535,13 +536,8 @@ def _questions(judge: Judge, trajectory) -> list[tuple[type, dict]]:
     other design reads the rendered trajectory once."""
     if judge.design == "probability":
         asked = questions(trajectory.task, trajectory, "", judge.views)
-        predictors = {
-            "trajectory": "trajectory_verdict",
-            "last-steps": "last_steps_verdict",
-            "actions": "actions_verdict",
-        }
         return [
-            (getattr(judge, predictors[asked[q][0]]).signature, asked[q][1])
+            (getattr(judge, PROBABILITY_PREDICTORS[asked[q][0]]).signature, asked[q][1])
             for q in dict.fromkeys(answered_by_question(asked).values())
         ]
     rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)

@@ -66,6 +66,12 @@ DEFAULT_CONFIDENCE_THRESHOLD = 0.7
 # on one family's train records alone is reported on the other family's dev records
 # (benchmarks/judge_probability_band.py, docs/bench/judge-views-band-local/band.md).
 DEFAULT_PROBABILITY_BAND = (0.26, 0.26)
+# The probability design's kinds of question (verdict_probability.questions) -> the predictor that asks.
+PROBABILITY_PREDICTORS = {
+    "trajectory": "trajectory_verdict",
+    "last-steps": "last_steps_verdict",
+    "actions": "actions_verdict",
+}
 
 
 def render_trajectory(trajectory: Any, task: str, max_chars: int, renderer=None) -> str:
@@ -183,15 +189,7 @@ class Judge(dspy.Module):
         rendered = (
             render_trajectory(trajectory, task, self.max_chars, self.renderer) if "trajectory" in self.views else ""
         )
-        predictors = {
-            name: getattr(self, attr)
-            for name, attr in (
-                ("trajectory", "trajectory_verdict"),
-                ("last-steps", "last_steps_verdict"),
-                ("actions", "actions_verdict"),
-            )
-            if hasattr(self, attr)
-        }
+        predictors = {name: getattr(self, attr) for name, attr in PROBABILITY_PREDICTORS.items() if hasattr(self, attr)}
         return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
 
     # -- checklist --
