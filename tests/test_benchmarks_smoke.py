@@ -174,7 +174,7 @@ def test_judge_designs_estimate_counts_the_probability_judges_short_prompts(caps
 
 
 def _probability_run(out, rows):
-    (out / "records").mkdir(parents=True)
+    (out / "records").mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(r) for r in rows]
     (out / "records" / "probability+evidence-1800.jsonl").write_text("\n".join(lines) + "\n")
 
@@ -203,4 +203,17 @@ def test_judge_probability_band_chooses_on_train_and_reports_ood_with_auc(tmp_pa
     assert by[("scienceworld", "twx")]["ood"] == "yes" and by[("scienceworld", "twx")]["balanced_accuracy"] == 1.0
     # ScienceWorld's dev failure scores above its success: no threshold can help, and AUC says so.
     assert by[("twx", "scienceworld")]["auc"] == 0.0 and by[("twx", "twx")]["auc"] == 1.0
-    assert "| AUC |" in capsys.readouterr().out
+    # ...nor a band chosen on those dev records themselves: the ceiling is chance.
+    assert by[("twx", "scienceworld")]["best_on_dev"] == 0.5 and by[("twx", "twx")]["best_on_dev"] == 1.0
+    assert "| AUC | best on dev |" in capsys.readouterr().out
+
+
+def test_judge_probability_band_reads_a_compiled_arm_and_refuses_two(tmp_path):
+    module = _load("judge_probability_band")
+    row = {"family": "twx", "label": "success", "probabilities": {"last-action": 0.9}}
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "probability+evidence-1800+compiled-twx.jsonl").write_text(json.dumps(row) + "\n")
+    assert module.load(tmp_path) == [row]
+    _probability_run(tmp_path, [row])  # a second arm: which one to read is ambiguous
+    with pytest.raises(SystemExit, match="exactly one probability arm"):
+        module.load(tmp_path)
