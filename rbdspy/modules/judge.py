@@ -43,6 +43,7 @@ from rbdspy.modules.verdict_probability import (
     PROBABILITY_VIEWS,
     STEP_VIEWS,
     probability_plan,
+    question_demos,
 )
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, NOT_SHOWN_RULE, as_renderer
 from rbdspy.signatures import (
@@ -182,15 +183,36 @@ class Judge(dspy.Module):
 
     # -- probability --
 
+    def question_demos(self, examples: list[dspy.Example]) -> dict[str, list[dspy.Example]] | None:
+        """Labelled examples (`task`, `trajectory`, `verdict` = the environment's label) as demos
+        for each predictor of the probability design, by attribute name: each predictor is shown
+        the question it asks of a trajectory (its steps, its action list), not the example's own
+        fields, which no predictor of this design reads. None for the other designs, whose
+        predictors read the example's fields as they are."""
+        if self.design != "probability":
+            return None
+        demos: dict[str, list[dspy.Example]] = {
+            attr: [] for attr in PROBABILITY_PREDICTORS.values() if hasattr(self, attr)
+        }
+        for example in examples:
+            trajectory = Trajectory.coerce(example.trajectory, task=example.task)
+            rendered = self._rendered(example.task, trajectory)
+            for which, demo in question_demos(example.task, trajectory, rendered, example.verdict, self.views).items():
+                attr = PROBABILITY_PREDICTORS[which]
+                if attr in demos:
+                    demos[attr].append(demo)
+        return demos
+
     def _probability(self, task: str, trajectory: Any) -> Plan:
         if not isinstance(trajectory, str):
             trajectory = Trajectory.coerce(trajectory, task=task)
-        # The whole rendered trajectory only for the view that reads it (the default ones do not).
-        rendered = (
-            render_trajectory(trajectory, task, self.max_chars, self.renderer) if "trajectory" in self.views else ""
-        )
+        rendered = self._rendered(task, trajectory)
         predictors = {name: getattr(self, attr) for name, attr in PROBABILITY_PREDICTORS.items() if hasattr(self, attr)}
         return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
+
+    def _rendered(self, task: str, trajectory: Any) -> str:
+        # The whole rendered trajectory only for the view that reads it (the default ones do not).
+        return render_trajectory(trajectory, task, self.max_chars, self.renderer) if "trajectory" in self.views else ""
 
     # -- checklist --
 

@@ -147,6 +147,23 @@ def answered_by_question(asked: dict[str, tuple]) -> dict[str, str]:
     }
 
 
+def question_demos(
+    task: str, trajectory: Trajectory, rendered: str, label: str, views: tuple[str, ...]
+) -> dict[str, dspy.Example]:
+    """A labelled trajectory as one demo for each predictor the design asks through (keys as
+    `questions` names them: "last-steps", "actions", "trajectory"): the question that predictor
+    asks of it, answered with `label`. The last-steps predictor is shown the middle window it
+    asks (three actions when "last-steps" is a view), so its demos stay short."""
+    asked = questions(task, trajectory, rendered, views)
+    demos: dict[str, dspy.Example] = {}
+    preferred = sorted(asked, key=lambda q: q != "last-steps")  # the three-action window first
+    for question in preferred:
+        which, inputs = asked[question]
+        if question != "before-last" and which not in demos:
+            demos[which] = dspy.Example(**inputs, verdict=label).with_inputs(*inputs)
+    return demos
+
+
 def lm_calls(trajectory: Trajectory | str, views: tuple[str, ...] = DEFAULT_PROBABILITY_VIEWS) -> int:
     """How many LM calls the design makes for `trajectory` (each distinct prompt once): with the
     default views 4 for four actions or more, 3 for two or three, 1 for one."""

@@ -19,7 +19,9 @@ The mappings, and what each costs on top of the budget:
 - bootstrap (BootstrapFewShot): runs the program on the first `budget` train examples at most,
   stopping once `max_demos` demos pass the metric threshold: calls <= budget.
 - labeled (LabeledFewShot): `max_demos` labelled examples as demos; no LM and no metric calls
-  (the budget is unused). Judge only: the extractors have no gold lessons to show.
+  (the budget is unused). Judge only: the extractors have no gold lessons to show. The
+  probability judge's predictors each get the question they ask of those examples
+  (`Judge.question_demos`), answered with the environment's label.
 - pool: scores written instructions instead of proposing them (a 1.5B proposer rarely writes
   a better one): the student's current instructions, then each judging strategy of
   `instruction_pool.JUDGE_POOL`, each set on every predictor and scored with `dspy.Evaluate` on
@@ -273,7 +275,13 @@ def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed:
 
     pool = list(trainset)
     random.Random(seed).shuffle(pool)
-    compiled = dspy.LabeledFewShot(k=max_demos).compile(student, trainset=pool, sample=False)
+    by_predictor = getattr(student, "question_demos", lambda _: None)(pool[:max_demos])
+    if by_predictor is None:
+        compiled = dspy.LabeledFewShot(k=max_demos).compile(student, trainset=pool, sample=False)
+    else:  # the probability judge: each predictor is shown the question it asks of an example
+        compiled = student.deepcopy()
+        for attr, demos in by_predictor.items():
+            getattr(compiled, attr).demos = demos
     return compiled, {**knobs, "max_demos": max_demos}
 
 

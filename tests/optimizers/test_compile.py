@@ -175,3 +175,13 @@ def test_the_first_eval_of_a_process_records_its_traces(data_files, tmp_path, ml
     finally:
         mlflow.dspy.autolog(disable=True, silent=True)
         dspy.settings.configure(callbacks=[])
+
+
+def test_labeled_probability_judge_saves_each_question_its_demos_and_reloads(data_files, tmp_path, mlflow_store):
+    result = run_compile("judge", "labeled", data_files, tmp_path / "out", design="probability", max_demos=2)
+    state = saved_state(result.path)
+    steps_demos, action_demos = state["last_steps_verdict"]["demos"], state["actions_verdict"]["demos"]
+    assert len(steps_demos) == 2 and all(d["last_steps"] and d["verdict"] in ("success", "failure") for d in steps_demos)
+    assert all("trajectory" not in d for d in steps_demos + action_demos)  # the question's fields only
+    judge = load_program("judge", result.path, design="probability")
+    assert [d["last_steps"] for d in judge.last_steps_verdict.demos] == [d["last_steps"] for d in steps_demos]

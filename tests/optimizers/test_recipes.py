@@ -180,3 +180,28 @@ def test_run_labeled_takes_max_demos_seeded_and_no_metric_calls():
     assert len(first.demos) == 3 and [d.question for d in first.demos] == [d.question for d in again.demos]
     assert [d.question for d in first.demos] != [d.question for d in other.demos]
     assert [d.question for d in first.demos] != ["q0", "q1", "q2"]  # shuffled, not the head of the list
+
+
+def test_run_labeled_shows_each_probability_question_its_own_view_of_the_examples():
+    from rbdspy.modules.judge import Judge
+    from rbdspy.types import Step, Trajectory
+
+    def example(i, label):
+        steps = [Step(role="env", content="a kitchen")]
+        for a in range(4):
+            steps += [Step(role="agent", content=f"act {i}.{a}"), Step(role="env", content=f"done {i}.{a}")]
+        trajectory = Trajectory(task=f"task {i}", steps=steps)
+        return dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=label).with_inputs(
+            "task", "trajectory"
+        )
+
+    trainset = [example(i, ("success", "failure")[i % 2]) for i in range(6)]
+    compiled, _ = recipes.run_labeled(Judge(), trainset, max_demos=2, seed=0)
+    steps_demos, action_demos = compiled.last_steps_verdict.demos, compiled.actions_verdict.demos
+    assert len(steps_demos) == len(action_demos) == 2
+    for demo in steps_demos:  # the three-action window of the example, answered with its label
+        i = demo.task.split()[-1]
+        assert f"act {i}.3" in demo.last_steps and f"act {i}.0" not in demo.last_steps
+        assert demo.verdict == trainset[int(i)].verdict and "trajectory" not in demo
+    assert all(f"act {d.task.split()[-1]}.0" in d.actions for d in action_demos)
+    assert not Judge().last_steps_verdict.demos  # the student is left as it was
