@@ -275,14 +275,40 @@ def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed:
 
     pool = list(trainset)
     random.Random(seed).shuffle(pool)
-    by_predictor = getattr(student, "question_demos", lambda _: None)(pool[:max_demos])
-    if by_predictor is None:
+    if getattr(student, "design", None) != "probability":
         compiled = dspy.LabeledFewShot(k=max_demos).compile(student, trainset=pool, sample=False)
-    else:  # the probability judge: each predictor is shown the question it asks of an example
-        compiled = student.deepcopy()
-        for attr, demos in by_predictor.items():
-            getattr(compiled, attr).demos = demos
-    return compiled, {**knobs, "max_demos": max_demos}
+        return compiled, {**knobs, "max_demos": max_demos}
+    # The probability judge: each predictor is shown the question it asks of short examples.
+    chosen = short_balanced(trainset, max_demos, seed)
+    compiled = student.deepcopy()
+    for attr, demos in student.question_demos(chosen).items():
+        getattr(compiled, attr).demos = demos
+    return compiled, {**knobs, "max_demos": max_demos, "demo_ids": [e.trajectory.id for e in chosen]}
+
+
+def short_balanced(examples: list[dspy.Example], k: int, seed: int = 0) -> list[dspy.Example]:
+    """`k` demos for the probability judge, labels alternating: for each label, a seeded sample
+    from the shorter half of its examples that every question is asked of (more than
+    LAST_ACTIONS actions: the three windows differ and the action list is asked), so each demo
+    shows all its questions in a few hundred tokens. Short, because a demo is read before every
+    call of its predictor (llama.cpp's prompt cache keeps that cheap for a fixed prefix)."""
+    import random
+
+    from rbdspy.modules.last_steps import LAST_ACTIONS, action_indices
+
+    rng = random.Random(seed)
+    by_label: dict[str, list[dspy.Example]] = {}
+    for label in ("success", "failure"):
+        sized = [(len(action_indices(e.trajectory)), e.trajectory.id, e) for e in examples if e.verdict == label]
+        sized = sorted(((n, i, e) for n, i, e in sized if n > LAST_ACTIONS), key=lambda t: t[:2])
+        shorter = [e for _, _, e in sized[: max(k, (len(sized) + 1) // 2)]]
+        by_label[label] = rng.sample(shorter, min(len(shorter), (k + 1) // 2 if label == "success" else k // 2))
+    out = []
+    for i in range(k):
+        for label in ("success", "failure"):
+            if i < len(by_label[label]):
+                out.append(by_label[label][i])
+    return out[:k]
 
 
 def with_instruction(program: dspy.Module, strategy: str | None) -> dspy.Module:

@@ -181,7 +181,9 @@ def test_labeled_probability_judge_saves_each_question_its_demos_and_reloads(dat
     result = run_compile("judge", "labeled", data_files, tmp_path / "out", design="probability", max_demos=2)
     state = saved_state(result.path)
     steps_demos, action_demos = state["last_steps_verdict"]["demos"], state["actions_verdict"]["demos"]
-    assert len(steps_demos) == 2 and all(d["last_steps"] and d["verdict"] in ("success", "failure") for d in steps_demos)
+    assert len(steps_demos) == 2 and all(
+        d["last_steps"] and d["verdict"] in ("success", "failure") for d in steps_demos
+    )
     assert all("trajectory" not in d for d in steps_demos + action_demos)  # the question's fields only
     judge = load_program("judge", result.path, design="probability")
     assert [d["last_steps"] for d in judge.last_steps_verdict.demos] == [d["last_steps"] for d in steps_demos]

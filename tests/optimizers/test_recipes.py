@@ -182,26 +182,40 @@ def test_run_labeled_takes_max_demos_seeded_and_no_metric_calls():
     assert [d.question for d in first.demos] != ["q0", "q1", "q2"]  # shuffled, not the head of the list
 
 
-def test_run_labeled_shows_each_probability_question_its_own_view_of_the_examples():
-    from rbdspy.modules.judge import Judge
+def _acted(i, label, actions):
     from rbdspy.types import Step, Trajectory
 
-    def example(i, label):
-        steps = [Step(role="env", content="a kitchen")]
-        for a in range(4):
-            steps += [Step(role="agent", content=f"act {i}.{a}"), Step(role="env", content=f"done {i}.{a}")]
-        trajectory = Trajectory(task=f"task {i}", steps=steps)
-        return dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=label).with_inputs(
-            "task", "trajectory"
-        )
+    steps = [Step(role="env", content="a kitchen")]
+    for a in range(actions):
+        steps += [Step(role="agent", content=f"act {i}.{a}"), Step(role="env", content=f"done {i}.{a}")]
+    trajectory = Trajectory(id=f"t{i}", task=f"task {i}", steps=steps)
+    return dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=label).with_inputs("task", "trajectory")
 
-    trainset = [example(i, ("success", "failure")[i % 2]) for i in range(6)]
-    compiled, _ = recipes.run_labeled(Judge(), trainset, max_demos=2, seed=0)
+
+def test_run_labeled_shows_each_probability_question_its_own_view_of_the_examples():
+    from rbdspy.modules.judge import Judge
+
+    trainset = [_acted(i, ("success", "failure")[i % 2], 4) for i in range(6)]
+    compiled, knobs = recipes.run_labeled(Judge(), trainset, max_demos=2, seed=0)
     steps_demos, action_demos = compiled.last_steps_verdict.demos, compiled.actions_verdict.demos
-    assert len(steps_demos) == len(action_demos) == 2
+    assert len(steps_demos) == len(action_demos) == 2 and len(knobs["demo_ids"]) == 2
     for demo in steps_demos:  # the three-action window of the example, answered with its label
         i = demo.task.split()[-1]
         assert f"act {i}.3" in demo.last_steps and f"act {i}.0" not in demo.last_steps
         assert demo.verdict == trainset[int(i)].verdict and "trajectory" not in demo
     assert all(f"act {d.task.split()[-1]}.0" in d.actions for d in action_demos)
     assert not Judge().last_steps_verdict.demos  # the student is left as it was
+
+
+def test_probability_demos_are_short_balanced_and_ask_every_question():
+    lengths = [2, 4, 5, 9, 12, 30, 3, 4, 6, 8, 20, 40]  # the first six successes, the rest failures
+    examples = [_acted(i, "success" if i < 6 else "failure", n) for i, n in enumerate(lengths)]
+    chosen = recipes.short_balanced(examples, 4, seed=1)
+    assert [e.verdict for e in chosen] == ["success", "failure", "success", "failure"]
+    assert [e.trajectory.id for e in recipes.short_balanced(examples, 4, seed=1)] == [e.trajectory.id for e in chosen]
+    for seed in range(20):  # more than three actions (every question asked), the shorter half of a label
+        for e in recipes.short_balanced(examples, 2, seed=seed):
+            assert len([s for s in e.trajectory.steps if s.role == "agent"]) in (
+                (4, 5, 9) if e.verdict == "success" else (4, 6, 8)
+            )
+    assert len(recipes.short_balanced(examples[:6], 4)) == 2  # no failures: the successes it has
