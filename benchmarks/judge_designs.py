@@ -160,6 +160,30 @@ def make_judge(arm: Arm, args: argparse.Namespace) -> Judge:
     return judge
 
 
+def demo_texts(judge: Judge) -> set[str]:
+    """What a compiled judge's demos show (every input but the task): a record whose own text is
+    among them was the judge's example, and scoring it would flatter the compile."""
+    texts = set()
+    for _, predictor in judge.named_predictors():
+        fields = [name for name in predictor.signature.input_fields if name != "task"]
+        texts |= {str(demo[name]) for demo in predictor.demos for name in fields if name in demo}
+    return texts
+
+
+def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> bool:
+    """Whether the judge was shown `record` as a demo (see `demo_texts`)."""
+    if not texts:
+        return False
+    trajectory = record.trajectory.model_copy(update={"final_answer": None})
+    if judge.design == "probability":
+        rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
+        asked = questions(trajectory.task, trajectory, rendered, judge.views)
+        shown = {str(v) for _, inputs in asked.values() for k, v in inputs.items() if k != "task"}
+    else:
+        shown = {render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)}
+    return bool(shown & texts)
+
+
 def judge_one(arm: Arm, judge: Judge, file: str, record: LabelledTrajectory) -> dict:
     trajectory = record.trajectory.model_copy(update={"final_answer": None})  # never show the label
     shown = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
@@ -285,11 +309,13 @@ def run(args: argparse.Namespace) -> Path:
     judges = {arm.name: make_judge(arm, args) for arm in arms}  # a compiled file that does not fit fails here
     done = _check_out(out, args, arms)
     work = load_work(args.data, args.limit, args.seed)
+    demos = {name: demo_texts(judge) for name, judge in judges.items()}
     todo = [
         (file, record, arm)
         for file, record in work
         for arm in arms
         if f"{file}:{record.trajectory.id}" not in done[arm.name]
+        and not shown_as_demo(judges[arm.name], record, demos[arm.name])  # its own demos are not scored
     ]
     if not todo:
         return out

@@ -161,6 +161,36 @@ def test_judge_designs_reports_the_probability_design_at_its_shipped_band():
     assert [r["verdict"] for r in at_band(rows, (0.1, 0.4))][:2] == ["indeterminate", "indeterminate"]
 
 
+def test_judge_designs_does_not_score_a_compiled_judges_own_demos():
+    module = _load("judge_designs")
+    import dspy
+
+    from rbdspy.envs.dataset import load_records
+    from rbdspy.modules.judge import Judge
+
+    records = [r for r in load_records(module.ROOT / "datasets" / "twx-train.jsonl") if len(r.trajectory.steps) > 8]
+    shown, other = records[:2], records[2:6]
+    for design in ("probability", "rationale"):
+        judge = Judge(design=design)
+        hidden = [r.trajectory.model_copy(update={"final_answer": None}) for r in shown]  # as compiles show them
+        examples = [
+            dspy.Example(task=t.task, trajectory=t, verdict=r.label) for t, r in zip(hidden, shown, strict=True)
+        ]
+        by_predictor = judge.question_demos(examples)
+        if by_predictor is None:  # a design whose predictor reads the rendered trajectory
+            judge.predict.demos = [
+                e.copy(trajectory=module.render_trajectory(e.trajectory, e.task, judge.max_chars, judge.renderer))
+                for e in examples
+            ]
+        else:
+            for attr, demos in by_predictor.items():
+                getattr(judge, attr).demos = demos
+        texts = module.demo_texts(judge)
+        assert [module.shown_as_demo(judge, r, texts) for r in shown] == [True, True], design
+        assert not any(module.shown_as_demo(judge, r, texts) for r in other), design
+    assert not module.shown_as_demo(Judge(), shown[0], module.demo_texts(Judge()))  # no demos: all scored
+
+
 def test_judge_designs_estimate_counts_the_probability_judges_short_prompts(capsys):
     module = _load("judge_designs")
     table = module.main(
