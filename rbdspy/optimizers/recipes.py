@@ -280,6 +280,12 @@ def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed:
         return compiled, {**knobs, "max_demos": max_demos}
     # The probability judge: each predictor is shown the question it asks of short examples.
     chosen = short_balanced(trainset, max_demos, seed)
+    if len(chosen) < max_demos:
+        log.warning(
+            "labeled: %d of %d demos: too few train trajectories of each label with more than three actions",
+            len(chosen),
+            max_demos,
+        )
     compiled = student.deepcopy()
     for attr, demos in student.question_demos(chosen).items():
         getattr(compiled, attr).demos = demos
