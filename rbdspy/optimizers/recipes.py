@@ -39,12 +39,14 @@ defaults.
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import dspy
 
+from rbdspy.modules.last_steps import LAST_ACTIONS, action_indices
 from rbdspy.optimizers.instruction_pool import JUDGE_POOL, fitted
 
 log = logging.getLogger(__name__)
@@ -270,12 +272,10 @@ def run_bootstrap(
 
 def run_labeled(student, trainset, *, budget: int = 0, max_demos: int = 1, seed: int = 0, **_: Any):
     knobs = plan("labeled", budget, len(trainset))
-    # LabeledFewShot samples with the global `random`; a seeded shuffle here keeps it reproducible.
-    import random
-
-    pool = list(trainset)
-    random.Random(seed).shuffle(pool)
     if getattr(student, "design", None) != "probability":
+        # LabeledFewShot samples with the global `random`; a seeded shuffle here keeps it reproducible.
+        pool = list(trainset)
+        random.Random(seed).shuffle(pool)
         compiled = dspy.LabeledFewShot(k=max_demos).compile(student, trainset=pool, sample=False)
         return compiled, {**knobs, "max_demos": max_demos}
     # The probability judge: each predictor is shown the question it asks of short examples.
@@ -298,10 +298,6 @@ def short_balanced(examples: list[dspy.Example], k: int, seed: int = 0) -> list[
     LAST_ACTIONS actions: the three windows differ and the action list is asked), so each demo
     shows all its questions in a few hundred tokens. Short, because a demo is read before every
     call of its predictor (llama.cpp's prompt cache keeps that cheap for a fixed prefix)."""
-    import random
-
-    from rbdspy.modules.last_steps import LAST_ACTIONS, action_indices
-
     rng = random.Random(seed)
     by_label: dict[str, list[dspy.Example]] = {}
     for label in ("success", "failure"):
