@@ -171,16 +171,24 @@ def demo_texts(judge: Judge) -> set[str]:
 
 
 def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> bool:
-    """Whether the judge was shown `record` as a demo (see `demo_texts`)."""
+    """Whether the judge was shown `record` as a demo (see `demo_texts`): the texts a compile
+    would have made of it (`Judge.question_demos`, or the rendered trajectory for the designs
+    that read it) are among them."""
     if not texts:
         return False
     trajectory = record.trajectory.model_copy(update={"final_answer": None})
-    if judge.design == "probability":
-        rendered = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
-        asked = questions(trajectory.task, trajectory, rendered, judge.views)
-        shown = {str(v) for _, inputs in asked.values() for k, v in inputs.items() if k != "task"}
-    else:
+    example = dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=record.label)
+    by_predictor = judge.question_demos([example])
+    if by_predictor is None:
         shown = {render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)}
+    else:
+        shown = {
+            str(v)
+            for demos in by_predictor.values()
+            for d in demos
+            for k, v in d.items()
+            if k not in ("task", "verdict")
+        }
     return bool(shown & texts)
 
 
