@@ -17,7 +17,10 @@ accuracy counts an abstention as wrong, as judge_designs.py does; AUC (how well 
 family's records, whatever the threshold) shows how much is lost to the threshold alone, and
 "best on dev" the balanced accuracy of the band chosen on the evaluated dev records themselves: a
 ceiling no band chosen elsewhere can pass, so a goal above it needs a judge that ranks better,
-not a better threshold.
+not a better threshold. "Paired" is the AUC within one task: how often a success scores above a
+failure of the same task (the dev files pair each won playthrough with perturbed copies of it),
+so a judge whose scores only sit at different heights for different tasks scores high there and
+one that cannot tell a success from its own perturbation does not.
 """
 
 from __future__ import annotations
@@ -97,6 +100,19 @@ def auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
     return sum(wins) / len(wins) if wins else None
 
 
+def paired_auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
+    """AUC over (success, failure) pairs of the same task only (`task_id`): whether the score
+    tells a success from a failure of its own task, whatever height each task's scores sit at."""
+    by_task: dict[str, list[dict]] = {}
+    for row in rows:
+        by_task.setdefault(row.get("task_id"), []).append(row)
+    wins = []
+    for task_rows in by_task.values():
+        scored = [(p, r["label"] == "success") for r in task_rows if (p := score(r, views)) is not None]
+        wins += [(a > b) + 0.5 * (a == b) for a, ok in scored if ok for b, bad in scored if not bad]
+    return sum(wins) / len(wins) if wins else None
+
+
 def choose(rows: list[dict], views: tuple[str, ...]) -> tuple[float, float]:
     candidates = [(low, high) for low in GRID for high in GRID if low <= high]
     ranked = []
@@ -115,11 +131,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
+def _three(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
 def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
     lines = [
         "| views | band chosen on (train) | band | evaluated on (dev) | OOD | n | balanced acc | false success "
-        "| false failure | abstain | AUC | best on dev |",
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| false failure | abstain | AUC | paired | best on dev |",
+        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     results = []
     for name, views in VIEWS.items():
@@ -135,7 +155,9 @@ def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
                 if not target:
                     continue
                 ceiling = evaluate(target, views, choose(target, views))["balanced_accuracy"]
-                rep = evaluate(target, views, band) | {"auc": auc(target, views), "best_on_dev": ceiling}
+                rep = evaluate(target, views, band) | {
+                    "auc": auc(target, views), "paired_auc": paired_auc(target, views), "best_on_dev": ceiling
+                }  # fmt: skip
                 ood = "—" if source == "both" else ("yes" if source != family else "no")
                 results.append({"views": name, "chosen_on": source, "band": band, "family": family, "ood": ood,
                                 "n": len(target), **rep})  # fmt: skip
@@ -143,7 +165,7 @@ def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
                     f"| {name} | {source} | [{band[0]:.2f}, {band[1]:.2f}) | {family} | {ood} | {len(target)} "
                     f"| {_pct(rep['balanced_accuracy'])} | {_pct(rep['false_success_rate'])} "
                     f"| {_pct(rep['false_failure_rate'])} | {_pct(rep['indeterminate_rate'])} "
-                    f"| {'—' if rep['auc'] is None else format(rep['auc'], '.3f')} | {_pct(ceiling)} |"
+                    f"| {_three(rep['auc'])} | {_three(rep['paired_auc'])} | {_pct(ceiling)} |"
                 )
     return "\n".join(lines), results
 

@@ -235,7 +235,24 @@ def test_judge_probability_band_chooses_on_train_and_reports_ood_with_auc(tmp_pa
     assert by[("twx", "scienceworld")]["auc"] == 0.0 and by[("twx", "twx")]["auc"] == 1.0
     # ...nor a band chosen on those dev records themselves: the ceiling is chance.
     assert by[("twx", "scienceworld")]["best_on_dev"] == 0.5 and by[("twx", "twx")]["best_on_dev"] == 1.0
-    assert "| AUC | best on dev |" in capsys.readouterr().out
+    assert "| AUC | paired | best on dev |" in capsys.readouterr().out
+
+
+def test_judge_probability_band_paired_auc_compares_within_a_task_only():
+    module = _load("judge_probability_band")
+    views = ("last-action",)
+
+    def row(task, label, p):
+        return {"task_id": task, "label": label, "probabilities": {"last-action": p}}
+
+    # Each task's success scores above its own failure, but task b's scores all sit higher:
+    # across tasks a failure of b outranks a success of a.
+    rows = [row("a", "success", 0.3), row("a", "failure", 0.2), row("b", "success", 0.9), row("b", "failure", 0.8)]
+    assert module.auc(rows, views) == 0.75 and module.paired_auc(rows, views) == 1.0
+    # The reverse: every task's failure above its own success, the heights of the tasks apart.
+    rows = [row("a", "success", 0.1), row("a", "failure", 0.2), row("b", "success", 0.9), row("b", "failure", 0.95)]
+    assert module.auc(rows, views) == 0.25 and module.paired_auc(rows, views) == 0.0
+    assert module.paired_auc([row("a", "success", 0.5), row("b", "failure", 0.4)], views) is None  # no pair
 
 
 def test_judge_probability_band_reads_a_compiled_arm_and_refuses_two(tmp_path):
