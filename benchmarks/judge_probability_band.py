@@ -95,9 +95,14 @@ def evaluate(rows: list[dict], views: tuple[str, ...], band: tuple[float, float]
 def auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
     """How well the score ranks, whatever the threshold: the chance that a success scores above a
     failure (ties count half), over the rows the score could be computed for."""
-    scored = [(p, r["label"] == "success") for r in rows if (p := score(r, views)) is not None]
-    wins = [(a > b) + 0.5 * (a == b) for a, ok in scored if ok for b, bad in scored if not bad]
+    wins = _wins(rows, views)
     return sum(wins) / len(wins) if wins else None
+
+
+def _wins(rows: list[dict], views: tuple[str, ...]) -> list[float]:
+    """1 for each (success, failure) pair of `rows` where the success scores higher, 0.5 a tie."""
+    scored = [(p, r["label"] == "success") for r in rows if (p := score(r, views)) is not None]
+    return [(a > b) + 0.5 * (a == b) for a, ok in scored if ok for b, bad in scored if not bad]
 
 
 def paired_auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
@@ -106,10 +111,7 @@ def paired_auc(rows: list[dict], views: tuple[str, ...]) -> float | None:
     by_task: dict[str, list[dict]] = {}
     for row in rows:
         by_task.setdefault(row.get("task_id"), []).append(row)
-    wins = []
-    for task_rows in by_task.values():
-        scored = [(p, r["label"] == "success") for r in task_rows if (p := score(r, views)) is not None]
-        wins += [(a > b) + 0.5 * (a == b) for a, ok in scored if ok for b, bad in scored if not bad]
+    wins = [win for task_rows in by_task.values() for win in _wins(task_rows, views)]
     return sum(wins) / len(wins) if wins else None
 
 
