@@ -65,11 +65,12 @@ def _deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_va
     return old_value
 
 
-def _check_env(env: str) -> None:
+def _check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
     from rbdspy.envs.task_sets import DEMO_ENVS
 
-    if env not in DEMO_ENVS:
-        raise typer.BadParameter(f"{env!r} is not one of {', '.join(DEMO_ENVS)}", param_hint="--env")
+    offered = offered or DEMO_ENVS
+    if env not in offered:
+        raise typer.BadParameter(f"{env!r} is not one of {', '.join(offered)}", param_hint="--env")
 
 
 def _models(lm: str | None, embedder: str | None) -> tuple:
@@ -460,7 +461,12 @@ def demo(
 
 @app.command("bench")
 def bench(
-    env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
+    env: str | None = typer.Option(
+        None,
+        "--env",
+        help="twx (small TextWorld-Express games) | scienceworld | textworld (persistent worlds); default: the "
+        "one --task-set is played in.",
+    ),
     tasks: int | None = typer.Option(
         None,
         "--tasks",
@@ -483,7 +489,15 @@ def bench(
     experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
     lm: str | None = LmOpt,
     embedder: str | None = EmbedderOpt,
-    task_set: str = typer.Option("demo", "--task-set", help="Games the stream draws from: demo | lift."),
+    task_set: str = typer.Option(
+        "demo",
+        "--task-set",
+        help="Games the stream draws from: demo | lift | house (quests in one persistent TextWorld world) | "
+        "house-shuffled (every task in a world of its own).",
+    ),
+    world_seed: int | None = typer.Option(
+        None, "--world-seed", help="The world a house stream is played in (default 1; --env textworld only)."
+    ),
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
     ),
@@ -521,9 +535,17 @@ def bench(
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
     from rbdspy.bench import parse_arms, run_bench
     from rbdspy.bench.executors import EXECUTORS
+    from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
     from rbdspy.scale import NotPicklableError, RayMissingError
 
-    _check_env(env)
+    if env is not None:
+        _check_env(env, BENCH_ENVS)
+    try:
+        env = env_for_task_set(task_set, env)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--env/--task-set") from error
+    if world_seed is not None and (env != "textworld" or world_seed < 0):
+        raise typer.BadParameter("a non-negative world seed, with --env textworld", param_hint="--world-seed")
     if executor not in EXECUTORS:
         raise typer.BadParameter(f"{executor!r} is not one of {', '.join(EXECUTORS)}", param_hint="--executor")
     if executor != "ray" and (ray_address is not None or workers is not None):
@@ -570,6 +592,7 @@ def bench(
             ray_address=ray_address,
             bank_url=bank_url,
             workers=workers,
+            world_seed=world_seed,
         )
     except (RayMissingError, NotPicklableError) as error:
         raise typer.BadParameter(str(error), param_hint="--executor") from error

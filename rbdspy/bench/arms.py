@@ -16,6 +16,7 @@ from typing import Any
 import dspy
 
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
+from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, placebo
 from rbdspy.modules import MaTTS, ReasoningBank
 
 BASELINE = "no-memory"
@@ -24,11 +25,13 @@ BASELINE = "no-memory"
 @dataclass(frozen=True)
 class BuildContext:
     """What an arm's program is built from. `compiled` is passed to ReasoningBank as is: the
-    package's shipped compiled prompts (`compiled.DEFAULT`) or None for the hand-written ones."""
+    package's shipped compiled prompts (`compiled.DEFAULT`) or None for the hand-written ones.
+    `stream` is the run's task stream (the controls read its build tasks)."""
 
     agent: dspy.Module
     store: Any
     compiled: Any
+    stream: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,21 @@ def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildConte
 def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     """ReasoningBank with rbdspy's defaults (see ReasoningBank: situation, floor, ranking)."""
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
+
+
+def _build_ids(ctx: BuildContext) -> list[str]:
+    return [t.task_id for t in ctx.stream if t.phase == "build"]
+
+
+CONTROLS: dict[str, Callable[[BuildContext], Any]] = {
+    "oracle-facts": lambda ctx: oracle_facts(ctx.agent.env),
+    "gold-exemplar": lambda ctx: gold_exemplar(ctx.agent.env, _build_ids(ctx)),
+    "placebo": lambda ctx: placebo(ctx.agent.env),
+}
+
+
+def _control(name: str) -> Callable[[BuildContext], dspy.Module]:
+    return lambda ctx: FixedMemory(ctx.agent, CONTROLS[name](ctx), name)
 
 
 def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
@@ -125,6 +143,25 @@ ARMS: dict[str, Arm] = {
         Arm("reasoningbank-k1", "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)", _bank(k=1)),
         Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _bank(k=2)),
         Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _bank(k=3)),
+        # Controls (persistent worlds, --env textworld): fixed memories that bound what memory can do.
+        Arm(
+            "oracle-facts",
+            "control: the world's map and where every object and key is, served on every task (fact ceiling)",
+            _control("oracle-facts"),
+            uses_memory=False,
+        ),
+        Arm(
+            "gold-exemplar",
+            "control: the walkthrough of the most similar build quest (trajectory ceiling)",
+            _control("gold-exemplar"),
+            uses_memory=False,
+        ),
+        Arm(
+            "placebo",
+            "control: a block of the same length about another world (the cost of a longer prompt)",
+            _control("placebo"),
+            uses_memory=False,
+        ),
     )
 }
 
@@ -145,6 +182,18 @@ ARM_SETS: dict[str, list[str]] = {
         "matts-sequential-k3",
     ],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
+    # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
+    "controls": [BASELINE, "oracle-facts", "gold-exemplar", "placebo"],
+    "house": [
+        BASELINE,
+        "reasoningbank",
+        "reasoningbank-improved",
+        "trajectory-memory",
+        "workflow-memory",
+        "oracle-facts",
+        "gold-exemplar",
+        "placebo",
+    ],
     "all": [
         BASELINE,
         "reasoningbank",

@@ -6,11 +6,11 @@ run at the same time on other cores or machines and still write the records the 
 writes. The runner prepares the directory and the stream, an executor plays the arms, and the
 runner writes the reports from the records it gets back; only the executor knows where arms run.
 
-- `LocalExecutor` ("local", the default): the arms one after another in this process, as the
-  bench always ran them.
+- `LocalExecutor` ("local", the default): the arms in this process, task by task (every arm on
+  task i before any arm on task i+1, `player.play_task_by_task`).
 - `RayExecutor` ("ray"): one Ray task per arm (a seeded arm's seeding included). The worker opens
   its own environment by name (`--env`, `--task-set`: a live environment cannot be pickled), then
-  plays `run_arm` exactly as the local run does, writing records and bank into the run's
+  plays its tasks with the same ArmPlayer the local run uses, writing records and bank into the run's
   directory, so --resume works the same. That directory must be the same path on every node: it
   is on a local cluster; on a remote one (`--ray-address`) it has to be a shared filesystem, and
   a worker that cannot see it says so before playing anything. Ray is imported lazily
@@ -27,6 +27,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.bench.player import ArmPlayer, play_task_by_task
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.scale import check_picklable, ensure_ray, get, import_ray
 
@@ -48,12 +49,11 @@ class ArmJob:
     compiled: bool
     seed_records: list | None = None
     bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
+    world_seed: int | None = None  # the world a worker opens for a house stream
 
 
-def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str, Any]]:
-    from rbdspy.bench.runner import run_arm
-
-    return run_arm(
+def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
+    return ArmPlayer(
         job.name,
         job.stream,
         environment,
@@ -61,14 +61,17 @@ def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str
         embedder,
         max_steps=job.max_steps,
         compiled=job.compiled,
-        progress=progress,
         seed_records=job.seed_records,
         bank_url=job.bank_url,
     )
 
 
+def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str, Any]]:
+    return play_task_by_task([_player(job, environment, embedder)], progress)[job.name]
+
+
 class LocalExecutor:
-    """The arms one after another, in this process, on the environment the runner opened."""
+    """The arms in this process, on the environment the runner opened, task by task."""
 
     name = "local"
 
@@ -76,7 +79,7 @@ class LocalExecutor:
         # JSONAdapter: the embedded engine turns the output schema into constrained decoding, so
         # a small local model's actions and lessons parse (as in `rbdspy demo`).
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            return {job.name: _run_arm(job, environment, embedder, progress) for job in jobs}
+            return play_task_by_task([_player(job, environment, embedder) for job in jobs], progress)
 
 
 def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
@@ -88,7 +91,8 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
-    environment = open_task_set(job.env, job.task_set)
+    world = {"world_seed": job.world_seed} if job.world_seed is not None else {}
+    environment = open_task_set(job.env, job.task_set, **world)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             return _run_arm(job, environment, embedder)

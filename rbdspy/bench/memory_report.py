@@ -37,7 +37,10 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "base_rate": _rate([bool(r["success"]) for r in rows]),
         "served_on_wins": _rate([bool(r.get("retrieved")) for r in wins]),
         "served_on_losses": _rate([bool(r.get("retrieved")) for r in losses]),
-        "mean_similarity": _rate([h["similarity"] for r in rows for h in r.get("retrieved") or []]),
+        # A control's fixed memory has no similarity (it is served, not retrieved).
+        "mean_similarity": _rate(
+            [h["similarity"] for r in rows for h in r.get("retrieved") or [] if h.get("similarity") is not None]
+        ),
         "top_items": [
             {"id": i, **about[i], "served": len(outcomes[i]), "success_when_served": _rate(outcomes[i])} for i in top
         ],

@@ -1,5 +1,6 @@
-"""Runs the arms over the paired stream, each from an empty bank: one arm after another, or each
-as a Ray task (executors.py), with the same records either way.
+"""Runs the arms over the paired stream, each from an empty bank: task by task in this process
+(every arm on task i before any arm on task i+1), or each arm as a Ray task (executors.py), with
+the same records either way.
 
 Layout of an output directory:
 
@@ -9,17 +10,15 @@ Layout of an output directory:
                            on a PostgreSQL server (`bank_url`: one namespace per run and arm)
     results.json, results.md, learning_curve.png, success_bars.png   (see report.py)
 
-Resuming: records already on disk are skipped, and anything the arm's bank wrote during a task
-that was interrupted before its record was appended is removed first (items are appended in
-order and each record notes the bank's size), so the resumed arm continues from exactly the bank
-its finished tasks left.
+Resuming: records already on disk are skipped and an interrupted task's bank writes are rolled
+back (player.py). config.json's `sessions` lists, for the first session and each resume, the
+machine, engine and code revision that played (provenance.py): greedy decoding on a CPU can flip
+between machines, so a run says where its records came from.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,13 +28,13 @@ import dspy
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from rbdspy.bench.arms import ARMS, BuildContext, parse_arms
-from rbdspy.bench.cost import AGENT, LOOP, lm_role
+from rbdspy.bench.arms import ARMS, parse_arms
 from rbdspy.bench.executors import ArmJob, make_executor
-from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
+from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_record  # noqa: F401  (public here too)
+from rbdspy.bench.provenance import session_info
+from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
-from rbdspy.envs.task_sets import task_set_types
-from rbdspy.lm.usage import LmUsage
+from rbdspy.envs.task_sets import env_for_task_set, task_set_types
 from rbdspy.memory.postgres import redacted
 
 # Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
@@ -44,7 +43,6 @@ DEFAULT_TASKS = 12
 DEFAULT_MAX_STEPS = 8
 SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on dev
 SMOKE_MAX_STEPS = 2
-SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 # Settings that must match for --resume to continue a run rather than mix two.
 RESUME_KEYS = (
     "env",
@@ -56,6 +54,7 @@ RESUME_KEYS = (
     "measure_split",
     "task_set",
     "bank_url",
+    "world_seed",
 )
 
 
@@ -76,162 +75,7 @@ class BenchConfig:
     seed_from: list[str] = field(default_factory=list)
     seed_per_type: int = 2
     bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
-
-
-def _compiled_arg(compiled: bool) -> Any:
-    from rbdspy.modules.compiled import DEFAULT
-
-    return DEFAULT if compiled else None
-
-
-def task_record(
-    task: BenchTask,
-    arm: str,
-    pred: dspy.Prediction | None,
-    usage: LmUsage,
-    wall_s: float,
-    bank_size: int,
-    error: str | None = None,
-) -> dict[str, Any]:
-    """What the tables are computed from: environment ground truth, cost, memory traffic."""
-    trajectory = getattr(pred, "trajectory", None) if pred is not None else None
-    meta = trajectory.metadata if trajectory is not None else {}
-    steps = int(meta.get("n_steps", 0))
-    rollouts = getattr(pred, "rollouts", None) if pred is not None else None
-    env_actions = (
-        sum(int(r.trajectory.metadata.get("n_steps", 0)) for r in rollouts if r.trajectory is not None)
-        if rollouts
-        else steps
-    )
-    verdict = getattr(pred, "verdict", None) if pred is not None else None
-    max_score = float(meta.get("max_score") or 1.0)
-    return {
-        **task.to_dict(),
-        "arm": arm,
-        "success": bool(trajectory is not None and trajectory.outcome),
-        "score": float(meta.get("final_score") or 0.0) / max_score,
-        "steps": steps,
-        "env_actions": env_actions,
-        "verdict": verdict.label if verdict is not None else None,
-        "memories_used": len(getattr(pred, "memories_used", None) or []),
-        "memories_added": len(getattr(pred, "memories_added", None) or []),
-        # Why each item was served (similarity, rank score, learned value) and what was written.
-        "retrieved": list(getattr(pred, "retrieval", None) or []),
-        "written": [
-            {"id": item.id, "title": item.title, "source": item.source}
-            for item in (getattr(pred, "memories_added", None) or [])
-        ],
-        "lm_calls": usage.calls,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-        # The agent's own spend, and the memory loop's (judge, extractors, distiller...).
-        **{f"{role}_{name}": getattr(usage.by_kind[role], name) for role in (AGENT, LOOP) for name in SPEND_FIELDS},
-        "wall_s": round(wall_s, 3),
-        "bank_size": bank_size,
-        "error": error,
-    }
-
-
-def _roll_back(store, records: list[dict[str, Any]]) -> int:
-    """Removes items written after the last finished task (an interrupted task's writes)."""
-    if store is None:
-        return 0
-    keep = records[-1]["bank_size"] if records else 0
-    extra = store.list()[keep:]
-    return store.remove([item.id for item in extra]) if extra else 0
-
-
-def _seed(program, seed_records: list, out_dir: Path, name: str, progress: Progress | None, bar) -> None:
-    """Seeds an arm's bank from train records and writes what it cost to arms/<arm>.seed.json."""
-    if not seed_records:
-        raise ValueError(f"arm {name!r} is seeded, but no train records were given to seed it (--seed-from)")
-    if progress is not None:
-        progress.update(bar, description=f"{name}: seeding from {len(seed_records)} train records")
-    start = time.perf_counter()
-    with LmUsage(classify=lm_role) as usage:
-        items = program.learn_from(seed_records)
-    report = {
-        "records": [r.task_id for r in seed_records],
-        "items": [{"id": i.id, "title": i.title, "source": i.source} for i in items],
-        "lm_calls": usage.calls,
-        "prompt_tokens": usage.prompt_tokens,
-        "wall_s": round(time.perf_counter() - start, 3),
-    }
-    path = arm_path(out_dir, name).with_suffix(".seed.json")
-    path.parent.mkdir(parents=True, exist_ok=True)  # the arm may be the first (or, on Ray, the only) one to write
-    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
-
-
-def arm_namespace(out_dir: Path, name: str) -> str:
-    """The namespace of arm `name`'s bank on a PostgreSQL server: one per run directory and arm."""
-    run = re.sub(r"[^A-Za-z0-9_.:@-]+", "-", Path(out_dir).resolve().name).strip("-") or "run"
-    return f"bench/{run}/{name}"[:128]
-
-
-def run_arm(
-    name: str,
-    stream: list[BenchTask],
-    environment,
-    out_dir: Path,
-    embedder,
-    *,
-    max_steps: int,
-    compiled: bool,
-    progress: Progress | None = None,
-    seed_records: list | None = None,
-    bank_url: str = "",
-) -> list[dict[str, Any]]:
-    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
-    The arm's bank is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server
-    at `bank_url`."""
-    from rbdspy.envs import EnvAgent
-    from rbdspy.memory import MemoryStore
-
-    arm = ARMS[name]
-    path = arm_path(out_dir, name)
-    records = read_records(path)
-    done = {r["index"] for r in records}
-    bar = progress.add_task(name, total=len(stream), completed=len(done)) if progress else None
-    todo = [t for t in stream if t.index not in done]
-    if not todo:
-        return records
-    if path.is_file():
-        rewrite_records(path, records)
-    if not arm.uses_memory:
-        store = None
-    elif bank_url:
-        store = MemoryStore(bank_url, embedder=embedder, namespace=arm_namespace(out_dir, name))
-    else:
-        store = MemoryStore(Path(out_dir) / "banks" / name, embedder=embedder)
-    try:
-        _roll_back(store, records)
-        agent = EnvAgent(environment, max_steps=max_steps)
-        program = arm.build(BuildContext(agent=agent, store=store, compiled=_compiled_arg(compiled)))
-        if arm.seeded and not records:  # a fresh (or rolled back to empty) bank: seed it first
-            _seed(program, seed_records or [], out_dir, name, progress, bar)
-        for task in todo:
-            if progress is not None:
-                progress.update(bar, description=f"{name}: {task.task_id.split('?')[0]}")
-            pred, error = None, None
-            start = time.perf_counter()
-            with LmUsage(classify=lm_role) as usage:
-                try:
-                    pred = program(task=agent.describe(task.task_id), task_id=task.task_id)
-                except Exception as exc:  # a broken task is recorded as a failure, the run goes on
-                    error = f"{type(exc).__name__}: {exc}"[:500]
-            record = task_record(
-                task, name, pred, usage, time.perf_counter() - start, len(store) if store is not None else 0, error
-            )
-            append_record(path, record)
-            records.append(record)
-            if progress is not None:
-                progress.advance(bar)
-    finally:
-        if store is not None:
-            store.close()
-    if progress is not None:
-        progress.update(bar, description=name)
-    return records
+    world_seed: int | None = None  # the world of a house stream (None: the environment's default)
 
 
 def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) -> list[BenchTask]:
@@ -255,6 +99,7 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
         config.arms = list(dict.fromkeys(saved["config"]["arms"] + config.arms))
         saved["config"]["arms"] = config.arms
         saved["resumed_at"] = datetime.now(UTC).isoformat()
+        saved.setdefault("sessions", []).append(session_info())
         config_path.write_text(json.dumps(saved, indent=2), encoding="utf-8")
         return stream_from_dicts(saved["stream"])
     stream = build_stream(
@@ -270,6 +115,7 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
         "config": asdict(config),
         "stream": [t.to_dict() for t in stream],
         "started_at": datetime.now(UTC).isoformat(),
+        "sessions": [session_info()],
     }
     config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return stream
@@ -297,7 +143,7 @@ def run_bench(
     embedder: Any,
     out_dir: str | Path | None = None,
     *,
-    env: str = "twx",
+    env: str | None = None,
     n_tasks: int | None = None,
     arms: str | list[str] | None = None,
     seed: int = 0,
@@ -321,10 +167,13 @@ def run_bench(
     ray_address: str | None = None,
     workers: int | None = None,
     bank_url: str | None = None,
+    world_seed: int | None = None,
 ) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
 
-    `task_set` names the games and sizes the stream draws from (`rbdspy.envs.task_sets`).
+    `task_set` names the games and sizes the stream draws from (`rbdspy.envs.task_sets`); `env`
+    defaults to the one the set is played in (twx for demo and lift, textworld for house and
+    house-shuffled), and `world_seed` picks a house stream's world.
     Seeded arms learn from `seed_per_type` records of each of the stream's task types in the
     `seed_from` JSONL files (train records only; default `datasets/<env>-train.jsonl`).
 
@@ -344,6 +193,9 @@ def run_bench(
     from rbdspy.envs.task_sets import open_task_set
 
     console = console or Console()
+    env = env_for_task_set(task_set, env)
+    if world_seed is not None and env != "textworld":
+        raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
     runner = make_executor(executor, address=ray_address, workers=workers)  # before any work: Ray may be missing
     n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
     max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
@@ -365,10 +217,12 @@ def run_bench(
         seed_from=[str(p) for p in (seed_from or [])],
         seed_per_type=seed_per_type,
         bank_url=redacted(bank_url) if bank_url else "",
+        world_seed=world_seed,
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
-    environment = environment if environment is not None else open_task_set(env, task_set)
+    world = {"world_seed": world_seed} if world_seed is not None else {}
+    environment = environment if environment is not None else open_task_set(env, task_set, **world)
     try:
         stream = _prepare_dir(out_dir, config, resume, environment)
         seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None
@@ -394,6 +248,7 @@ def run_bench(
                 compiled,
                 seeds if ARMS[name].seeded else None,
                 bank_url or "",
+                world_seed,
             )
             for name in config.arms
         ]

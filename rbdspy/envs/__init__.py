@@ -22,19 +22,22 @@ from rbdspy.envs.base import SPLITS, Environment, Observation, StepResult, TaskR
 from rbdspy.envs.builder import BuildReport, build_dataset
 from rbdspy.envs.dataset import Cause, LabelledTrajectory, iter_records, load_records, write_records
 
-ENV_NAMES = ("scienceworld", "twx")
+ENV_NAMES = ("scienceworld", "twx", "textworld")
 _ALIASES = {
     "scienceworld": "scienceworld",
     "sw": "scienceworld",
     "twx": "twx",
     "textworld-express": "twx",
     "textworld_express": "twx",
+    "textworld": "textworld",
+    "tw": "textworld",
 }
 
 
 def make_env(name: str, **options: Any) -> Environment:
-    """An adapter by name: "scienceworld" (alias "sw") or "twx" (alias "textworld-express").
-    Options go to the adapter (see ScienceWorld / TextWorldExpress)."""
+    """An adapter by name: "scienceworld" (alias "sw"), "twx" (alias "textworld-express") or
+    "textworld" (persistent TextWorld worlds, alias "tw"). Options go to the adapter (see
+    ScienceWorld / TextWorldExpress / TextWorldHouses)."""
     key = _ALIASES.get(name.strip().lower())
     if key == "scienceworld":
         from rbdspy.envs.scienceworld import ScienceWorld
@@ -44,6 +47,10 @@ def make_env(name: str, **options: Any) -> Environment:
         from rbdspy.envs.twx import TextWorldExpress
 
         return TextWorldExpress(**options)
+    if key == "textworld":
+        from rbdspy.envs.textworld_env import TextWorldHouses
+
+        return TextWorldHouses(**options)
     raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENV_NAMES)}")
 
 
@@ -57,6 +64,10 @@ def __getattr__(name: str):
         from rbdspy.envs.twx import TextWorldExpress
 
         return TextWorldExpress
+    if name == "TextWorldHouses":
+        from rbdspy.envs.textworld_env import TextWorldHouses
+
+        return TextWorldHouses
     raise AttributeError(f"module 'rbdspy.envs' has no attribute {name!r}")
 
 
@@ -74,6 +85,7 @@ __all__ = [
     "StepResult",
     "TaskRef",
     "TextWorldExpress",
+    "TextWorldHouses",
     "actions_of",
     "build_dataset",
     "iter_records",

@@ -22,6 +22,9 @@ TWX_DEMO_PARAMS = {
 # ScienceWorld task types whose gold paths are short enough for a demo's step budget.
 SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
 DEMO_ENVS = ("twx", "scienceworld")
+# Environments `rbdspy bench` plays: the demo's, and persistent TextWorld worlds (task sets
+# "house": quests in one world that persists; "house-shuffled": every task in a world of its own).
+BENCH_ENVS = (*DEMO_ENVS, "textworld")
 # Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
 # and ScienceWorld task types. "lift" is the stream chosen by a pilot of the bare agent on train
 # variations (benchmarks/stream_pilot.py; README, "Memory that helps"): games it wins sometimes but
@@ -33,9 +36,12 @@ LIFT_TWX_PARAMS = {"coin": "numLocations=4,numDistractorItems=0,includeDoors=1"}
 TASK_SETS: dict[str, dict[str, Any]] = {
     "demo": {"twx": TWX_DEMO_PARAMS, "scienceworld": SW_DEMO_TYPES},
     "lift": {"twx": LIFT_TWX_PARAMS, "scienceworld": SW_DEMO_TYPES},
+    "house": {"textworld": {"shuffled": False}},
+    "house-shuffled": {"textworld": {"shuffled": True}},
 }
 
 __all__ = [
+    "BENCH_ENVS",
     "DEMO_ENVS",
     "SW_DEMO_TYPES",
     "TASK_SETS",
@@ -47,17 +53,35 @@ __all__ = [
 ]
 
 
-def open_task_set(env: str, task_set: str = "demo") -> Environment:
-    """The environment `env` configured to serve the games (or types) of `task_set`."""
-    from rbdspy.envs import make_env
-
-    if env not in DEMO_ENVS:
-        raise ValueError(f"unknown demo environment {env!r}; choose one of {', '.join(DEMO_ENVS)}")
+def env_for_task_set(task_set: str, env: str | None = None) -> str:
+    """The environment `task_set` is played in: `env` when given (and the set has games there),
+    else the first the set names (twx for demo and lift, textworld for the house sets)."""
     if task_set not in TASK_SETS:
         raise ValueError(f"unknown task set {task_set!r}; choose one of {', '.join(TASK_SETS)}")
+    if env is None:
+        return next(iter(TASK_SETS[task_set]))
+    if env not in BENCH_ENVS:
+        raise ValueError(f"unknown environment {env!r}; choose one of {', '.join(BENCH_ENVS)}")
+    if env not in TASK_SETS[task_set]:
+        offered = [name for name, spec in TASK_SETS.items() if env in spec]
+        raise ValueError(f"task set {task_set!r} has no {env} tasks; {env} plays {', '.join(offered)}")
+    return env
+
+
+def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = None) -> Environment:
+    """The environment `env` configured to serve the games (or types) of `task_set`; for
+    textworld, `world_seed` picks the world of the house set."""
+    from rbdspy.envs import make_env
+
+    env = env_for_task_set(task_set, env)
     if env == "twx":
         params = TASK_SETS[task_set]["twx"]
         return make_env("twx", games=list(params), params=params)
+    if env == "textworld":
+        from rbdspy.envs.textworld_env import DEFAULT_WORLD
+
+        world = DEFAULT_WORLD if world_seed is None else world_seed
+        return make_env("textworld", worlds=(world,), **TASK_SETS[task_set]["textworld"])
     return make_env("scienceworld")
 
 
@@ -67,8 +91,15 @@ def open_demo_env(name: str) -> Environment:
 
 
 def task_set_types(env: Any, task_set: str = "demo") -> list[str]:
-    """The task types of `task_set` on `env` (an environment object or its name)."""
+    """The task types of `task_set` on `env` (an environment object or its name). A textworld
+    environment's types are its own (the world it was opened for, or "shuffled")."""
     name = env if isinstance(env, str) else getattr(env, "name", "")
+    if name == "textworld":
+        if not isinstance(env, str):
+            return env.task_types()
+        from rbdspy.envs.textworld_env import DEFAULT_WORLD, SHUFFLED
+
+        return [SHUFFLED] if TASK_SETS[task_set]["textworld"]["shuffled"] else [str(DEFAULT_WORLD)]
     return list(TASK_SETS[task_set]["twx" if name == "twx" else "scienceworld"])
 
 

@@ -1,0 +1,157 @@
+"""Controls that bound what memory can do on a persistent world: fixed memories served to the
+bare agent, with no judge and no writes.
+
+- `oracle-facts`: the world's map and where every object and key is, written from the world's own
+  facts: the ceiling for fact memory (everything a bank could learn about the world).
+- `gold-exemplar`: the walkthrough of the most similar build quest of the stream (the most
+  entities its goal shares with this task's, then the most words its objective shares): the ceiling
+  for trajectory memory.
+- `placebo`: a block of the same length about a different world: what a longer prompt without
+  useful content costs.
+
+If no control lifts the bare agent, the agent (how memory reaches it) is the lever, not the bank.
+Each control serves through the same fenced memory block as the banks, so the security contract
+holds: memory is data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dspy
+
+from rbdspy.memory.formatting import format_memory_block
+from rbdspy.modules.agent_io import output_fields, trajectory_of
+from rbdspy.modules.lm_errors import act
+from rbdspy.modules.plan import Plan, arun, run
+from rbdspy.modules.reasoning_bank import RESULT_FIELDS
+
+PLACEBO_WORLD_OFFSET = 7919  # the placebo's world: far from any world a stream plays
+Serve = Callable[[str], list[dict[str, str]]]
+_WORD = re.compile(r"[a-z]+")
+
+
+class FixedMemory(dspy.Module):
+    """The agent served `serve(task_id)` (memory items) as its memory block on every task; no
+    judge, no writes. The prediction says what was served (`memories_used`, `retrieval`)."""
+
+    def __init__(self, agent: dspy.Module, serve: Serve, name: str, memory_field: str = "memory"):
+        super().__init__()
+        self.agent, self.serve, self.name, self.memory_field = agent, serve, name, memory_field
+
+    def _plan(self, task_inputs: dict) -> Plan:
+        items = self.serve(str(task_inputs.get("task_id") or ""))
+        block = format_memory_block(items)
+        outputs = output_fields((yield from act(self.agent, {**task_inputs, self.memory_field: block})))
+        trajectory = trajectory_of(outputs, str(task_inputs.get("task", "")), task_inputs)
+        answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
+        # Shaped like a bank's retrieval records (memory_report reads both); served, not ranked.
+        retrieval = [
+            {
+                "id": f"{self.name}/{item['title']}",
+                "title": item["title"],
+                "source": "control",
+                "similarity": None,
+                "control": self.name,
+                "chars": len(item["content"]),
+            }
+            for item in items
+        ]
+        return dspy.Prediction(
+            **answer, trajectory=trajectory, verdict=None, memories_used=items, memories_added=[], retrieval=retrieval
+        )
+
+    def forward(self, **task_inputs: Any) -> dspy.Prediction:
+        return run(self._plan(task_inputs))
+
+    async def aforward(self, **task_inputs: Any) -> dspy.Prediction:
+        return await arun(self._plan(task_inputs))
+
+
+def _world_env(env: Any, control: str):
+    if not hasattr(env, "oracle_items"):
+        raise ValueError(
+            f"the {control} control needs an environment that knows its world's facts (--env textworld); "
+            f"{getattr(env, 'name', type(env).__name__)} does not"
+        )
+    return env
+
+
+def oracle_facts(env: Any) -> Serve:
+    """The map and where things are, of the task's own world."""
+    env = _world_env(env, "oracle-facts")
+    return lambda task_id: env.oracle_items(task_id)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | None:
+    """The candidate quest most like `task_id`'s: most goal entities shared, then most objective
+    words shared, then the earliest."""
+    quest = env.quest(task_id)
+    entities, words = set(quest.goal.entities), _words(quest.objective)
+
+    def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
+        index, other_id = index_and_id
+        other = env.quest(other_id)
+        return (len(entities & set(other.goal.entities)), len(words & _words(other.objective)), -index)
+
+    others = [(i, c) for i, c in enumerate(candidates) if c != task_id]
+    return max(others, key=score)[1] if others else None
+
+
+def gold_exemplar(env: Any, build_tasks: Sequence[str]) -> Serve:
+    """The walkthrough of the stream's most similar build quest (never the task's own)."""
+    env = _world_env(env, "gold-exemplar")
+    build_tasks = list(build_tasks)
+    if not build_tasks:
+        raise ValueError("the gold-exemplar control needs build tasks in the stream (--build-fraction > 0)")
+
+    def serve(task_id: str) -> list[dict[str, str]]:
+        other = most_similar(env, task_id, build_tasks)
+        if other is None:
+            return []
+        quest = env.quest(other)
+        return [
+            {
+                "title": f"Solved example: {quest.objective}",
+                "description": f"A past task in the same kind of world, solved with these actions: {quest.objective}",
+                "content": " | ".join(f"> {a}" for a in quest.walkthrough),
+            }
+        ]
+
+    return serve
+
+
+def _fit(items: list[dict[str, str]], target: int) -> list[dict[str, str]]:
+    """`items` with the last one's content cut or padded (repeating the items' own text) so that
+    their memory block is `target` characters long, or as close as the block's fields allow."""
+    items = [dict(item) for item in items]
+    filler = " ".join(item["content"] for item in items)
+    for _ in range(4):
+        gap = target - len(format_memory_block(items))
+        if gap == 0:
+            break
+        content = items[-1]["content"]
+        if gap < 0:
+            items[-1]["content"] = content[: max(1, len(content) + gap)]
+        else:
+            items[-1]["content"] = (content + " " + (filler * (gap // max(1, len(filler)) + 1)))[: len(content) + gap]
+    return items
+
+
+def placebo(env: Any) -> Serve:
+    """The oracle facts of another world, fitted to the length of this task's oracle block."""
+    env = _world_env(env, "placebo")
+
+    def serve(task_id: str) -> list[dict[str, str]]:
+        seed = int(env.quest(task_id).world_seed)
+        target = len(format_memory_block(env.oracle_items(task_id)))
+        other = env.world_items(seed + PLACEBO_WORLD_OFFSET)
+        return _fit(other, target)
+
+    return serve

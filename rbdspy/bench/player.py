@@ -1,0 +1,268 @@
+"""Plays one arm of the benchmark: its bank, its program, one record per finished task.
+
+An `ArmPlayer` holds what an arm needs between tasks (its records, its bank, its program), so
+a run can play the stream task by task, every arm on task i before any arm on task i+1: on a
+shared or changing machine (greedy decoding flips with a CPU's numerics) every arm then plays a
+task under the same conditions, and a resumed run goes on the same way. `run_arm` plays one arm
+alone (what a Ray worker does).
+
+Resuming: records already on disk are skipped, and anything the arm's bank wrote during a task
+that was interrupted before its record was appended is removed first (items are appended in
+order and each record notes the bank's size), so the resumed arm continues from exactly the bank
+its finished tasks left.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import dspy
+from rich.progress import Progress
+
+from rbdspy.bench.arms import ARMS, BuildContext
+from rbdspy.bench.cost import AGENT, LOOP, lm_role
+from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
+from rbdspy.bench.tasks import BenchTask
+from rbdspy.lm.usage import LmUsage
+
+SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
+
+
+def _compiled_arg(compiled: bool) -> Any:
+    from rbdspy.modules.compiled import DEFAULT
+
+    return DEFAULT if compiled else None
+
+
+def task_record(
+    task: BenchTask,
+    arm: str,
+    pred: dspy.Prediction | None,
+    usage: LmUsage,
+    wall_s: float,
+    bank_size: int,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """What the tables are computed from: environment ground truth, cost, memory traffic."""
+    trajectory = getattr(pred, "trajectory", None) if pred is not None else None
+    meta = trajectory.metadata if trajectory is not None else {}
+    steps = int(meta.get("n_steps", 0))
+    rollouts = getattr(pred, "rollouts", None) if pred is not None else None
+    env_actions = (
+        sum(int(r.trajectory.metadata.get("n_steps", 0)) for r in rollouts if r.trajectory is not None)
+        if rollouts
+        else steps
+    )
+    verdict = getattr(pred, "verdict", None) if pred is not None else None
+    max_score = float(meta.get("max_score") or 1.0)
+    return {
+        **task.to_dict(),
+        "arm": arm,
+        "success": bool(trajectory is not None and trajectory.outcome),
+        "score": float(meta.get("final_score") or 0.0) / max_score,
+        "steps": steps,
+        "env_actions": env_actions,
+        "verdict": verdict.label if verdict is not None else None,
+        "memories_used": len(getattr(pred, "memories_used", None) or []),
+        "memories_added": len(getattr(pred, "memories_added", None) or []),
+        # Why each item was served (similarity, rank score, learned value) and what was written.
+        "retrieved": list(getattr(pred, "retrieval", None) or []),
+        "written": [
+            {"id": item.id, "title": item.title, "source": item.source}
+            for item in (getattr(pred, "memories_added", None) or [])
+        ],
+        "lm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        # The agent's own spend, and the memory loop's (judge, extractors, distiller...).
+        **{f"{role}_{name}": getattr(usage.by_kind[role], name) for role in (AGENT, LOOP) for name in SPEND_FIELDS},
+        "wall_s": round(wall_s, 3),
+        "bank_size": bank_size,
+        "error": error,
+    }
+
+
+def _roll_back(store, records: list[dict[str, Any]]) -> int:
+    """Removes items written after the last finished task (an interrupted task's writes)."""
+    if store is None:
+        return 0
+    keep = records[-1]["bank_size"] if records else 0
+    extra = store.list()[keep:]
+    return store.remove([item.id for item in extra]) if extra else 0
+
+
+def _seed(program, seed_records: list, out_dir: Path, name: str, progress: Progress | None, bar) -> None:
+    """Seeds an arm's bank from train records and writes what it cost to arms/<arm>.seed.json."""
+    if not seed_records:
+        raise ValueError(f"arm {name!r} is seeded, but no train records were given to seed it (--seed-from)")
+    if progress is not None:
+        progress.update(bar, description=f"{name}: seeding from {len(seed_records)} train records")
+    start = time.perf_counter()
+    with LmUsage(classify=lm_role) as usage:
+        items = program.learn_from(seed_records)
+    report = {
+        "records": [r.task_id for r in seed_records],
+        "items": [{"id": i.id, "title": i.title, "source": i.source} for i in items],
+        "lm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "wall_s": round(time.perf_counter() - start, 3),
+    }
+    path = arm_path(out_dir, name).with_suffix(".seed.json")
+    path.parent.mkdir(parents=True, exist_ok=True)  # the arm may be the first (or, on Ray, the only) one to write
+    path.write_text(json.dumps(report, indent=2), encoding="utf-8")
+
+
+def arm_namespace(out_dir: Path, name: str) -> str:
+    """The namespace of arm `name`'s bank on a PostgreSQL server: one per run directory and arm."""
+    run = re.sub(r"[^A-Za-z0-9_.:@-]+", "-", Path(out_dir).resolve().name).strip("-") or "run"
+    return f"bench/{run}/{name}"[:128]
+
+
+class ArmPlayer:
+    """Arm `name` over `stream`: `open()` prepares its bank and program (rolling back an
+    interrupted task's writes, seeding a seeded arm's fresh bank), `play(task)` plays one task
+    and appends its record, `close()` closes the bank. Tasks already recorded are in `done`."""
+
+    def __init__(
+        self,
+        name: str,
+        stream: list[BenchTask],
+        environment,
+        out_dir: Path,
+        embedder,
+        *,
+        max_steps: int,
+        compiled: bool,
+        seed_records: list | None = None,
+        bank_url: str = "",
+    ):
+        self.name, self.stream, self.environment = name, stream, environment
+        self.out_dir, self.embedder = Path(out_dir), embedder
+        self.max_steps, self.compiled = max_steps, compiled
+        self.seed_records, self.bank_url = seed_records, bank_url
+        self.arm = ARMS[name]
+        self.path = arm_path(self.out_dir, name)
+        self.records = read_records(self.path)
+        self.done = {r["index"] for r in self.records}
+        self.store = self.program = self.agent = None
+        self.progress, self.bar = None, None
+
+    def todo(self) -> list[BenchTask]:
+        return [t for t in self.stream if t.index not in self.done]
+
+    def open(self, progress: Progress | None = None) -> ArmPlayer:
+        from rbdspy.envs import EnvAgent
+        from rbdspy.memory import MemoryStore
+
+        self.progress = progress
+        self.bar = progress.add_task(self.name, total=len(self.stream), completed=len(self.done)) if progress else None
+        if not self.todo():
+            return self
+        if self.path.is_file():
+            rewrite_records(self.path, self.records)
+        if not self.arm.uses_memory:
+            self.store = None
+        elif self.bank_url:
+            namespace = arm_namespace(self.out_dir, self.name)
+            self.store = MemoryStore(self.bank_url, embedder=self.embedder, namespace=namespace)
+        else:
+            self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
+        _roll_back(self.store, self.records)
+        self.agent = EnvAgent(self.environment, max_steps=self.max_steps)
+        context = BuildContext(
+            agent=self.agent, store=self.store, compiled=_compiled_arg(self.compiled), stream=tuple(self.stream)
+        )
+        self.program = self.arm.build(context)
+        if self.arm.seeded and not self.records:  # a fresh (or rolled back to empty) bank: seed it first
+            _seed(self.program, self.seed_records or [], self.out_dir, self.name, progress, self.bar)
+        return self
+
+    def play(self, task: BenchTask) -> dict[str, Any]:
+        """Plays `task` and appends its record (a task that raises is recorded as a failure)."""
+        if self.program is None:
+            raise RuntimeError(f"arm {self.name!r}: open() before play()")
+        if self.progress is not None:
+            self.progress.update(self.bar, description=f"{self.name}: {task.task_id.split('?')[0]}")
+        pred, error = None, None
+        start = time.perf_counter()
+        with LmUsage(classify=lm_role) as usage:
+            try:
+                pred = self.program(task=self.agent.describe(task.task_id), task_id=task.task_id)
+            except Exception as exc:  # a broken task is recorded as a failure, the run goes on
+                error = f"{type(exc).__name__}: {exc}"[:500]
+        size = len(self.store) if self.store is not None else 0
+        record = task_record(task, self.name, pred, usage, time.perf_counter() - start, size, error)
+        append_record(self.path, record)
+        self.records.append(record)
+        self.done.add(task.index)
+        if self.progress is not None:
+            self.progress.advance(self.bar)
+        return record
+
+    def close(self) -> None:
+        store, self.store = self.store, None
+        if store is not None:
+            store.close()
+        if self.progress is not None:
+            self.progress.update(self.bar, description=self.name)
+
+    def __enter__(self) -> ArmPlayer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_arm(
+    name: str,
+    stream: list[BenchTask],
+    environment,
+    out_dir: Path,
+    embedder,
+    *,
+    max_steps: int,
+    compiled: bool,
+    progress: Progress | None = None,
+    seed_records: list | None = None,
+    bank_url: str = "",
+) -> list[dict[str, Any]]:
+    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
+    The arm's bank is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server
+    at `bank_url`."""
+    player = ArmPlayer(
+        name,
+        stream,
+        environment,
+        out_dir,
+        embedder,
+        max_steps=max_steps,
+        compiled=compiled,
+        seed_records=seed_records,
+        bank_url=bank_url,
+    )
+    with player.open(progress):
+        for task in player.todo():
+            player.play(task)
+    return player.records
+
+
+def play_task_by_task(players: list[ArmPlayer], progress: Progress | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every arm on task i before any arm on task i+1 (arms in the order given)."""
+    opened: list[ArmPlayer] = []
+    try:
+        for player in players:
+            opened.append(player.open(progress))
+        indices = sorted({t.index for p in players for t in p.todo()})
+        by_index = {t.index: t for p in players for t in p.stream}
+        for index in indices:
+            for player in players:
+                if index not in player.done:
+                    player.play(by_index[index])
+    finally:
+        for player in opened:
+            player.close()
+    return {player.name: player.records for player in players}

@@ -1,0 +1,219 @@
+"""Persistent TextWorld worlds behind the rbdspy `Environment` protocol.
+
+A task id names the world and the quest: `textworld/<world-seed>/<split>/<quest>` (quest `i` of
+that split in the world's catalogue, see `textworld_house`). Every quest of a world starts from
+the same state in the same start room, as a website has one home page; the description is the
+quest's objective ("Put the burger on the plate."), the gold path its walkthrough.
+
+Two ways of serving tasks (`task_types()`):
+
+- `worlds=(seed, ...)`: the quests of those worlds; the task type is the world seed ("house").
+- `shuffled=True`: the same quest recipe, but every task in a world of its own (the negative
+  control "house-shuffled": nothing about one world carries over to the next). Task type
+  "shuffled"; task `i` of a split is the first quest of that split in world
+  `SHUFFLED_BASE + SPLIT_OFFSET[split] + i`.
+
+Success is the game's `won`. A step is a few milliseconds. Admissible actions are the game's own,
+ordered (actions that change the world first, then look/inventory, then examine) and capped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, interleave
+from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
+from rbdspy.envs.textworld_house import HouseCatalogue, HouseQuest, HouseSpec, _textworld, entity_names, start_game
+
+NAME = "textworld"
+SHUFFLED = "shuffled"
+DEFAULT_WORLD = 1
+SHUFFLED_BASE = 1_000_000
+SPLIT_OFFSET = {"train": 0, "dev": 100_000, "test": 200_000}
+# Quests a split offers per world: enough for 20 build and 40+ measured tasks.
+DEFAULT_POOL = {"train": 24, "dev": 40, "test": 12}
+INFO_ACTIONS = ("look", "inventory")
+
+
+def world_label(seed: int) -> str:
+    """How memory items and prompts name a world (an item holds in its own world only)."""
+    return f"house {seed}"
+
+
+def order_admissible(commands: Sequence[str]) -> list[str]:
+    """Actions that change the world first (sorted), then look/inventory, then examine."""
+    unique = sorted({str(c).strip() for c in commands if str(c).strip()})
+    acting = [c for c in unique if c not in INFO_ACTIONS and not c.startswith("examine ")]
+    return acting + [c for c in INFO_ACTIONS if c in unique] + [c for c in unique if c.startswith("examine ")]
+
+
+class TextWorldHouses(EnvironmentBase):
+    """Quests in persistent TextWorld worlds.
+
+    Args:
+        worlds: the world seeds whose quests are served (task types), default `(1,)`.
+        shuffled: serve the shuffled-world stream instead (task type "shuffled").
+        spec: how worlds and quests are made (`HouseSpec`).
+        cache_dir: where catalogues and compiled games are kept (default: `RBDSPY_TEXTWORLD_CACHE`
+            or ~/.cache/rbdspy/textworld).
+        pool: how many quests each split offers per world (tasks(split) lists that many).
+        max_admissible: cap on the admissible actions shown per step.
+        step_limit: moves after which an episode ends.
+    """
+
+    name = NAME
+    max_score = 1.0
+
+    def __init__(
+        self,
+        worlds: Sequence[int] = (DEFAULT_WORLD,),
+        shuffled: bool = False,
+        spec: HouseSpec | None = None,
+        cache_dir: str | Path | None = None,
+        pool: dict[str, int] | None = None,
+        max_admissible: int = 40,
+        step_limit: int = 10_000,
+    ):
+        _textworld()  # a missing install fails here, with the fix
+        worlds = list(worlds)
+        bad = [w for w in worlds if isinstance(w, bool) or not isinstance(w, int) or w < 0]
+        if bad or (not worlds and not shuffled):
+            raise ValueError(f"worlds must be non-negative integer seeds (at least one); got {worlds!r}")
+        self.worlds = worlds
+        self.shuffled = shuffled
+        self.spec = spec or HouseSpec()
+        self.cache_dir = cache_dir
+        self.pool = {**DEFAULT_POOL, **(pool or {})}
+        self.max_admissible = max_admissible
+        self.step_limit = step_limit
+        self._catalogues: dict[int, HouseCatalogue] = {}
+        self._facts: dict[int, HouseFacts] = {}
+        self._descriptions: dict[str, str] = {}
+        self._game = None
+        self._current: TaskRef | None = None
+        self._state = None
+        self._admissible_all: list[str] = []
+        self._moves = 0
+        self._won = False
+
+    # ---- worlds and quests -------------------------------------------------------------------
+
+    def task_types(self) -> list[str]:
+        return [SHUFFLED] if self.shuffled else [str(w) for w in self.worlds]
+
+    def catalogue(self, seed: int) -> HouseCatalogue:
+        if seed not in self._catalogues:
+            self._catalogues[seed] = HouseCatalogue(seed, self.spec, self.cache_dir)
+        return self._catalogues[seed]
+
+    def facts(self, seed: int) -> HouseFacts:
+        """The facts of world `seed` (map, where things are), named as its games name them."""
+        if seed not in self._facts:
+            world = self.catalogue(seed).world
+            self._facts[seed] = house_facts(world, entity_names(world, seed))
+        return self._facts[seed]
+
+    def quest(self, task: TaskRef | str) -> HouseQuest:
+        ref = self._task(task)
+        return self.catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
+
+    def oracle_items(self, task: TaskRef | str) -> list[dict[str, str]]:
+        """The world's map and where every object and key is, as memory items (the ceiling for
+        fact memory)."""
+        return self.world_items(int(self._task(task).task_type))
+
+    def world_items(self, seed: int) -> list[dict[str, str]]:
+        """The map and where things are in world `seed`, as memory items naming that world."""
+        return oracle_items(self.facts(seed), world_label(seed))
+
+    @staticmethod
+    def shuffled_world(split: str, index: int) -> int:
+        return SHUFFLED_BASE + SPLIT_OFFSET[split] + index
+
+    def tasks(self, split: Split, task_types: Sequence[str] | None = None, limit: int | None = None) -> list[TaskRef]:
+        split = self._check_split(split)
+        groups = []
+        for kind in self._check_types(task_types):
+            n = self.pool[split]
+            if kind == SHUFFLED:
+                seeds = [(self.shuffled_world(split, i), 0) for i in range(n)]
+            else:
+                seeds = [(int(kind), i) for i in range(n)]
+            groups.append([TaskRef(env=NAME, task_type=str(s), split=split, variation=i) for s, i in seeds])
+        return interleave(groups, limit)
+
+    def _task(self, task: TaskRef | str) -> TaskRef:
+        ref = TaskRef.parse(task) if isinstance(task, str) else task
+        if ref.env != NAME:
+            raise ValueError(f"task {ref.id!r} belongs to environment {ref.env!r}, not {NAME!r}")
+        if not ref.task_type.isdigit():
+            raise ValueError(f"task {ref.id!r}: {ref.task_type!r} must be a world seed (a non-negative integer)")
+        return ref
+
+    # ---- episodes ----------------------------------------------------------------------------
+
+    def _close_game(self) -> None:
+        game, self._game = self._game, None
+        if game is not None:
+            game.close()
+
+    def reset(self, task: TaskRef | str, *, admissible: bool = True) -> Observation:
+        textworld = _textworld()
+        ref = self._task(task)
+        quest = self.quest(ref)
+        self._close_game()
+        infos = textworld.EnvInfos(admissible_commands=True, won=True, lost=True, description=True)
+        self._game = start_game(self.catalogue(quest.world_seed).game_path(quest), infos)
+        self._state = self._game.reset()
+        self._current, self._moves, self._won = ref, 0, False
+        self._admissible_all = order_admissible(self._state.admissible_commands or [])
+        self._descriptions[ref.id] = quest.objective
+        return self._observation(str(self._state.description or "").strip(), quest.objective, admissible)
+
+    def step(self, action: str, *, admissible: bool = True) -> StepResult:
+        if self._current is None or self._game is None:
+            raise RuntimeError("TextWorldHouses.step() before reset(task): call reset first")
+        action = " ".join((action or "").split())
+        self._moves += 1
+        known = {a.lower() for a in self._admissible_all}
+        if not action:
+            observation, valid = "No action given.", False
+        else:
+            valid = action.lower() in known
+            self._state, _, _ = self._game.step(action)
+            observation = str(self._state.feedback or "").strip()
+            self._won = self._won or bool(self._state.won)
+            self._admissible_all = order_admissible(self._state.admissible_commands or [])
+        return self._step_result(observation, valid, admissible)
+
+    def admissible_actions(self) -> list[str]:
+        return self._admissible_all[: self.max_admissible] if self._current is not None else []
+
+    @property
+    def success(self) -> bool:
+        return self._current is not None and self._won
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self.success else 0.0
+
+    @property
+    def done(self) -> bool:
+        lost = bool(getattr(self._state, "lost", False)) if self._state is not None else False
+        return self.success or lost or self._moves >= self.step_limit
+
+    # ---- references --------------------------------------------------------------------------
+
+    def gold_path(self, task: TaskRef | str) -> list[str]:
+        return list(self.quest(task).walkthrough)
+
+    def describe(self, task: TaskRef | str) -> str:
+        ref = self._task(task)
+        if ref.id not in self._descriptions:
+            self._descriptions[ref.id] = self.quest(ref).objective
+        return self._descriptions[ref.id]
+
+    def close(self) -> None:
+        self._close_game()
+        self._current = None

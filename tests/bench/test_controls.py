@@ -1,0 +1,131 @@
+"""The controls of a persistent-world stream serve what they claim: the world's own facts, the
+walkthrough of a similar build quest (never the task's own), a block of the same length about
+another world; and a bench run plays every arm task by task, recording where it ran."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("textworld")
+
+from bench_testing import quiet_bench  # noqa: E402
+
+from rbdspy.bench.controls import (  # noqa: E402
+    FixedMemory,
+    gold_exemplar,
+    most_similar,
+    oracle_facts,
+    placebo,
+)
+from rbdspy.envs.textworld_env import TextWorldHouses, world_label  # noqa: E402
+from rbdspy.envs.textworld_house import HouseSpec  # noqa: E402
+from rbdspy.memory.formatting import format_memory_block  # noqa: E402
+
+SMALL = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    env = TextWorldHouses(
+        worlds=(3,), spec=SMALL, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 2, "dev": 3, "test": 1}
+    )
+    yield env
+    env.close()
+
+
+def test_oracle_facts_hold_the_map_and_every_object_of_the_tasks_world(house):
+    facts = house.facts(3)
+    items = oracle_facts(house)("textworld/3/dev/0")
+    text = " ".join(item["content"] for item in items)
+    assert all(world_label(3) in item["title"] for item in items)
+    assert f"You start in the {facts.start}." in text
+    for room in facts.rooms:
+        assert f"the {room}" in text, room
+    for thing in facts.place:
+        assert f"the {thing} is" in text, thing
+    for exits in facts.exits.values():
+        for direction, to, _door in exits:
+            assert f"{direction} to the {to}" in text
+
+
+def test_gold_exemplar_serves_the_most_similar_build_walkthrough_never_its_own(house):
+    build = [t.id for t in house.tasks("train")]
+    serve = gold_exemplar(house, build)
+    for task in [t.id for t in house.tasks("dev")] + build:
+        [item] = serve(task)
+        chosen = most_similar(house, task, build)
+        assert chosen != task
+        assert item["content"] == " | ".join(f"> {a}" for a in house.gold_path(chosen))
+        assert house.describe(chosen) in item["title"]
+        # No other build quest shares more of the goal's entities.
+        shared = len(set(house.quest(task).goal.entities) & set(house.quest(chosen).goal.entities))
+        for other in build:
+            if other != task:
+                assert len(set(house.quest(task).goal.entities) & set(house.quest(other).goal.entities)) <= shared
+    with pytest.raises(ValueError, match="needs build tasks"):
+        gold_exemplar(house, [])
+
+
+def test_placebo_is_as_long_as_the_oracle_block_and_about_another_world(house):
+    task = "textworld/3/dev/1"
+    items = placebo(house)(task)
+    oracle = format_memory_block(house.oracle_items(task))
+    assert abs(len(format_memory_block(items)) - len(oracle)) <= 0.02 * len(oracle)
+    assert all(world_label(3) not in item["title"] for item in items)
+    assert items[0]["content"] != house.oracle_items(task)[0]["content"]
+
+
+def test_controls_need_an_environment_that_knows_its_world(demo_env):
+    for control in (oracle_facts, placebo):
+        with pytest.raises(ValueError, match="needs an environment that knows its world's facts"):
+            control(demo_env)
+
+
+def test_fixed_memory_hands_the_fenced_block_to_the_agent_and_writes_nothing():
+    import dspy
+
+    seen = []
+
+    class Agent(dspy.Module):
+        def forward(self, task="", memory="", task_id=None):
+            seen.append(memory)
+            return dspy.Prediction(answer="done")
+
+    items = [{"title": "Map of house 9", "description": "rooms", "content": "north to the kitchen"}]
+    program = FixedMemory(Agent(), lambda task_id: items, "oracle-facts")
+    pred = program(task="Take the apple.", task_id="textworld/9/dev/0")
+    assert seen == [format_memory_block(items)]
+    assert pred.memories_added == [] and pred.verdict is None
+    [hit] = pred.retrieval
+    assert hit["control"] == "oracle-facts" and hit["title"] == "Map of house 9" and hit["chars"] == 20
+
+
+def test_a_house_stream_plays_the_controls_task_by_task(house, tmp_path, hash_embedder, monkeypatch):
+    from rbdspy.bench import player
+
+    order = []
+    play = player.ArmPlayer.play
+
+    def spy(self, task):
+        order.append((task.index, self.name))
+        return play(self, task)
+
+    monkeypatch.setattr(player.ArmPlayer, "play", spy)
+    out = tmp_path / "run"
+    quiet_bench(house, out, hash_embedder, "controls", task_set="house", n_tasks=4, max_steps=2)
+    arms = ["no-memory", "oracle-facts", "gold-exemplar", "placebo"]
+    assert order == [(i, arm) for i in range(4) for arm in arms]
+    for arm in arms:
+        records = [json.loads(line) for line in (out / "arms" / f"{arm}.jsonl").read_text().splitlines()]
+        assert [r["index"] for r in records] == [0, 1, 2, 3]
+        assert all(r["error"] is None for r in records), records
+        if arm == "no-memory":
+            assert all(r["memories_used"] == 0 for r in records)
+        else:
+            assert all(r["memories_used"] > 0 and r["retrieved"][0]["control"] == arm for r in records)
+    config = json.loads((out / "config.json").read_text())
+    [session] = config["sessions"]
+    assert session["cpu"] and "dspy" in session["packages"]
+    assert config["config"]["env"] == "textworld"
