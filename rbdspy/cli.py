@@ -498,6 +498,12 @@ def bench(
     world_seed: int | None = typer.Option(
         None, "--world-seed", help="The world a house stream is played in (default 1; --env textworld only)."
     ),
+    agent: str = typer.Option(
+        "plain",
+        "--agent",
+        help="The agent every arm plays with: plain | status (where it is, what it carries) | guard (no action "
+        "repeated from the same state) | loop (both).",
+    ),
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
     ),
@@ -593,6 +599,7 @@ def bench(
             bank_url=bank_url,
             workers=workers,
             world_seed=world_seed,
+            agent=agent,
         )
     except (RayMissingError, NotPicklableError) as error:
         raise typer.BadParameter(str(error), param_hint="--executor") from error

@@ -50,6 +50,7 @@ class ArmJob:
     seed_records: list | None = None
     bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
     world_seed: int | None = None  # the world a worker opens for a house stream
+    agent: str = "plain"  # the EnvAgent variant (rbdspy.envs.agent_loop.AGENT_VARIANTS)
 
 
 def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
@@ -63,6 +64,7 @@ def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
         compiled=job.compiled,
         seed_records=job.seed_records,
         bank_url=job.bank_url,
+        agent=job.agent,
     )
 
 

@@ -27,6 +27,7 @@ from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask
+from rbdspy.envs.agent_loop import agent_options
 from rbdspy.lm.usage import LmUsage
 
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
@@ -65,6 +66,10 @@ def task_record(
         "success": bool(trajectory is not None and trajectory.outcome),
         "score": float(meta.get("final_score") or 0.0) / max_score,
         "steps": steps,
+        # What the agent did (the best rollout's actions under MaTTS): why a task was won or lost.
+        "actions": [step.content for step in trajectory.steps if step.role == "agent"]
+        if trajectory is not None
+        else [],
         "env_actions": env_actions,
         "verdict": verdict.label if verdict is not None else None,
         "memories_used": len(getattr(pred, "memories_used", None) or []),
@@ -139,7 +144,9 @@ class ArmPlayer:
         compiled: bool,
         seed_records: list | None = None,
         bank_url: str = "",
+        agent: str = "plain",
     ):
+        self.agent_options = agent_options(agent)
         self.name, self.stream, self.environment = name, stream, environment
         self.out_dir, self.embedder = Path(out_dir), embedder
         self.max_steps, self.compiled = max_steps, compiled
@@ -172,7 +179,7 @@ class ArmPlayer:
         else:
             self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
         _roll_back(self.store, self.records)
-        self.agent = EnvAgent(self.environment, max_steps=self.max_steps)
+        self.agent = EnvAgent(self.environment, max_steps=self.max_steps, **self.agent_options)
         context = BuildContext(
             agent=self.agent, store=self.store, compiled=_compiled_arg(self.compiled), stream=tuple(self.stream)
         )
@@ -229,6 +236,7 @@ def run_arm(
     progress: Progress | None = None,
     seed_records: list | None = None,
     bank_url: str = "",
+    agent: str = "plain",
 ) -> list[dict[str, Any]]:
     """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
     The arm's bank is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server
@@ -243,6 +251,7 @@ def run_arm(
         compiled=compiled,
         seed_records=seed_records,
         bank_url=bank_url,
+        agent=agent,
     )
     with player.open(progress):
         for task in player.todo():

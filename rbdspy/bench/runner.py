@@ -34,6 +34,7 @@ from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_recor
 from rbdspy.bench.provenance import session_info
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
+from rbdspy.envs.agent_loop import agent_options
 from rbdspy.envs.task_sets import env_for_task_set, task_set_types
 from rbdspy.memory.postgres import redacted
 
@@ -55,6 +56,7 @@ RESUME_KEYS = (
     "task_set",
     "bank_url",
     "world_seed",
+    "agent",
 )
 
 
@@ -76,6 +78,7 @@ class BenchConfig:
     seed_per_type: int = 2
     bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
     world_seed: int | None = None  # the world of a house stream (None: the environment's default)
+    agent: str = "plain"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
 
 
 def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) -> list[BenchTask]:
@@ -168,12 +171,15 @@ def run_bench(
     workers: int | None = None,
     bank_url: str | None = None,
     world_seed: int | None = None,
+    agent: str = "plain",
 ) -> dict[str, Any]:
     """Runs the benchmark and writes its outputs; returns the results dict (results.json).
 
     `task_set` names the games and sizes the stream draws from (`rbdspy.envs.task_sets`); `env`
     defaults to the one the set is played in (twx for demo and lift, textworld for house and
-    house-shuffled), and `world_seed` picks a house stream's world.
+    house-shuffled), and `world_seed` picks a house stream's world. `agent` names the EnvAgent
+    variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`: plain, status, guard,
+    loop).
     Seeded arms learn from `seed_per_type` records of each of the stream's task types in the
     `seed_from` JSONL files (train records only; default `datasets/<env>-train.jsonl`).
 
@@ -196,6 +202,7 @@ def run_bench(
     env = env_for_task_set(task_set, env)
     if world_seed is not None and env != "textworld":
         raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
+    agent_options(agent)  # an unknown variant fails before any work
     runner = make_executor(executor, address=ray_address, workers=workers)  # before any work: Ray may be missing
     n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
     max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
@@ -218,6 +225,7 @@ def run_bench(
         seed_per_type=seed_per_type,
         bank_url=redacted(bank_url) if bank_url else "",
         world_seed=world_seed,
+        agent=agent,
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
@@ -249,6 +257,7 @@ def run_bench(
                 seeds if ARMS[name].seeded else None,
                 bank_url or "",
                 world_seed,
+                agent,
             )
             for name in config.arms
         ]

@@ -33,6 +33,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.envs.agent_loop import Suggester, repeat_note, state_key, status_line, status_of
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
 from rbdspy.envs.signature import NextAction
 from rbdspy.modules.lm_errors import raise_if_setup_error
@@ -126,8 +127,12 @@ class _Episode:
         self.window: list[tuple[str, str]] = []
         self.observation = ""
         self.admissible: list[str] = []
-        self.actions = self.invalid = self.errors = 0
+        self.actions = self.invalid = self.errors = self.reasked = 0
         self.done = False
+        self.visited: list[str] = []
+        self.tried: set[tuple] = set()
+        self.status: dict[str, str] | None = None
+        self.suggester = Suggester(self.memory) if agent.suggest else None
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -140,17 +145,44 @@ class _Episode:
         self.task = self.task or description
         self.observation, self.admissible = first.text, first.admissible
         self.steps.append(Step(role=ENV_ROLE, content=first.text))
+        self.note_status()
 
-    def inputs(self) -> dict[str, str]:
+    def note_status(self) -> None:
+        """Reads where the agent is now (for the status line and the repeat guard)."""
+        if not (self.agent.status_line or self.agent.repeat_guard):
+            return
+        self.status = status_of(self.agent.env)
+        room = (self.status or {}).get("location")
+        if room and room not in self.visited:
+            self.visited.append(room)
+
+    def state(self) -> tuple:
+        return state_key(self.status, self.observation)
+
+    def repeats(self, action: str) -> bool:
+        """Whether `action` was already played from the state the agent is in (repeat guard)."""
+        return self.agent.repeat_guard and (self.state(), action.lower()) in self.tried
+
+    def inputs(self, struck: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
         history = history or "(no actions yet)"
+        observation = clip(self.observation, OBSERVATION_CHARS, collapse=False)
+        line = status_line(self.status, self.visited) if self.agent.status_line else ""
+        admissible = self.admissible[: self.agent.max_admissible]
+        if struck is not None:  # the repeat guard's second ask
+            history = f"{history}\n{repeat_note(struck)}"
+            admissible = [a for a in admissible if a.lower() != struck.lower()]
+        suggestion = self.suggester.suggest(admissible) if self.suggester is not None else None
+        if suggestion is not None:
+            admissible = [suggestion] + [a for a in admissible if a != suggestion]
+            line = f"{line}\n[Memory suggests: {suggestion}]" if line else f"[Memory suggests: {suggestion}]"
         return {
             "task": self.prompt_task,
             "memory": self.memory,
             "history": history,
-            "observation": clip(self.observation, OBSERVATION_CHARS, collapse=False),
-            "admissible_actions": "\n".join(self.admissible[: self.agent.max_admissible]) or "(not available)",
+            "observation": f"{line}\n{observation}" if line else observation,
+            "admissible_actions": "\n".join(admissible) or "(not available)",
         }
 
     def action_from(self, pred: dspy.Prediction) -> str:
@@ -160,12 +192,17 @@ class _Episode:
         self.actions += 1
         self.invalid += 0 if result.valid else 1
         meta = {"reasoning": reasoning} if reasoning else {}
+        if self.agent.repeat_guard:
+            self.tried.add((self.state(), action.lower()))
+        if self.suggester is not None:
+            self.suggester.played(action)
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         self.steps.append(
             Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid})
         )
         self.window.append((action, result.observation))
         self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
+        self.note_status()
 
     def record_error(self, index: int, exc: BaseException) -> None:
         """An LM that misbehaves wastes the step; one that is missing or unusable ends the run."""
@@ -214,6 +251,7 @@ class _Episode:
                 self.actions,
                 invalid_actions=self.invalid,
                 lm_errors=self.errors,
+                **({"repeats_reasked": self.reasked} if self.agent.repeat_guard else {}),
                 max_steps=self.agent.max_steps,
                 stopped="done" if self.done else "max_steps",
             ),
@@ -234,6 +272,12 @@ class EnvAgent(dspy.Module):
         on_step: called with a `StepEvent` after each step (an action played, or an LM error),
             in the thread that plays the episode. It only watches: what it returns is ignored,
             and what it raises ends the episode. Copies of the agent call the same hook.
+        status_line: show where the agent is, what it carries and the rooms it has visited
+            above the observation (environments with a `status()`; see agent_loop.py).
+        repeat_guard: ask once more, with the action struck, when the agent picks an action it
+            already played from the same state (see agent_loop.py).
+        suggest: offer the next admissible action of an action sequence in the memory block
+            first in the admissible list (see agent_loop.py).
     """
 
     def __init__(
@@ -244,6 +288,9 @@ class EnvAgent(dspy.Module):
         max_admissible: int = MAX_ADMISSIBLE_SHOWN,
         reasoning: bool = False,
         on_step: StepHook | None = None,
+        status_line: bool = False,
+        repeat_guard: bool = False,
+        suggest: bool = False,
     ):
         super().__init__()
         if max_steps < 1:
@@ -256,6 +303,9 @@ class EnvAgent(dspy.Module):
         self.max_admissible = max_admissible
         self.act = dspy.ChainOfThought(NextAction) if reasoning else dspy.Predict(NextAction)
         self.on_step = on_step
+        self.status_line = status_line
+        self.repeat_guard = repeat_guard
+        self.suggest = suggest
 
     @property
     def on_step(self) -> StepHook | None:
@@ -305,6 +355,10 @@ class EnvAgent(dspy.Module):
                 try:
                     pred = yield Call(self.act, episode.inputs())
                     action = episode.action_from(pred)
+                    if episode.repeats(action):
+                        episode.reasked += 1
+                        pred = yield Call(self.act, episode.inputs(struck=action))
+                        action = episode.action_from(pred)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     episode.report(index)

@@ -19,6 +19,7 @@ ordered (actions that change the world first, then look/inventory, then examine)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +35,14 @@ SPLIT_OFFSET = {"train": 0, "dev": 100_000, "test": 200_000}
 # Quests a split offers per world: enough for 20 build and 40+ measured tasks.
 DEFAULT_POOL = {"train": 24, "dev": 40, "test": 12}
 INFO_ACTIONS = ("look", "inventory")
+# The interpreter's prompt and status bar ("\n>   ...   -= Canteen =-0/3") end every reply.
+_PROMPT_TAIL = re.compile(r"\n>[^\n]*$")
+_ROOM = re.compile(r"-=\s*(.+?)\s*=-")
+
+
+def clean_feedback(text: str) -> str:
+    """The game's reply without the interpreter's trailing prompt and status bar."""
+    return _PROMPT_TAIL.sub("", str(text or "")).strip()
 
 
 def world_label(seed: int) -> str:
@@ -163,13 +172,13 @@ class TextWorldHouses(EnvironmentBase):
         ref = self._task(task)
         quest = self.quest(ref)
         self._close_game()
-        infos = textworld.EnvInfos(admissible_commands=True, won=True, lost=True, description=True)
+        infos = textworld.EnvInfos(admissible_commands=True, won=True, lost=True, description=True, inventory=True)
         self._game = start_game(self.catalogue(quest.world_seed).game_path(quest), infos)
         self._state = self._game.reset()
         self._current, self._moves, self._won = ref, 0, False
         self._admissible_all = order_admissible(self._state.admissible_commands or [])
         self._descriptions[ref.id] = quest.objective
-        return self._observation(str(self._state.description or "").strip(), quest.objective, admissible)
+        return self._observation(clean_feedback(self._state.description), quest.objective, admissible)
 
     def step(self, action: str, *, admissible: bool = True) -> StepResult:
         if self._current is None or self._game is None:
@@ -182,13 +191,23 @@ class TextWorldHouses(EnvironmentBase):
         else:
             valid = action.lower() in known
             self._state, _, _ = self._game.step(action)
-            observation = str(self._state.feedback or "").strip()
+            observation = clean_feedback(self._state.feedback)
             self._won = self._won or bool(self._state.won)
             self._admissible_all = order_admissible(self._state.admissible_commands or [])
         return self._step_result(observation, valid, admissible)
 
     def admissible_actions(self) -> list[str]:
         return self._admissible_all[: self.max_admissible] if self._current is not None else []
+
+    def status(self) -> dict[str, str] | None:
+        """Where the player is and what it carries (for the agent's status line and its repeat
+        guard); None outside an episode."""
+        if self._current is None or self._state is None:
+            return None
+        room = _ROOM.search(str(self._state.description or ""))
+        carrying = str(self._state.inventory or "").strip()
+        carrying = carrying.split(":", 1)[1].strip().rstrip(".") if ":" in carrying else "nothing"
+        return {"location": room.group(1).lower() if room else "", "inventory": carrying}
 
     @property
     def success(self) -> bool:

@@ -1,0 +1,114 @@
+"""Aids to the agent's own loop, the same for every arm (memory or none): where the agent is and
+what it has done, and no action repeated from the same state.
+
+Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps alternating
+`go north` / `go south` or taking and dropping the same object, so it rarely reached a state
+where any memory could matter. Both aids are options of `EnvAgent` (`status_line`,
+`repeat_guard`), measured on the house stream with and without them.
+
+- Status line: "[You are in the canteen; you carry: a berry; rooms visited: studio, canteen]"
+  above the observation, from the environment's `status()` (TextWorld houses have one; an
+  environment without it gets no line).
+- Suggested action (`suggest`): where the memory block holds an action sequence (a past success,
+  the gold-exemplar control), its next action that the environment accepts now is shown first in
+  the admissible list and named above the observation (`Suggester`).
+- Repeat guard: the state an action is taken from is (room, what the agent carries) where the
+  environment says so, else the observation text. An action chosen again from a state it was
+  already played from changed nothing the first time it mattered, so the agent is asked once more
+  with that action struck from the list and a note saying why; if it insists, the action is played.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# An action in a memory item written as an action sequence: "> go west | > take apple" (the
+# gold-exemplar control) or "> go west -> You are in ... | > take apple -> ..." (trajectory memory).
+_MEMORY_ACTION = re.compile(r"(?:^|[|\s])>\s*([^|>\n]+?)\s*(?=->|\||\n|$)")
+
+
+def status_of(env: Any) -> dict[str, str] | None:
+    """The environment's `status()` (location, inventory), or None where it has none."""
+    status = getattr(env, "status", None)
+    if not callable(status):
+        return None
+    try:
+        value = status()
+    except Exception:  # a status is an aid: an environment that cannot say gives no line
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def status_line(status: dict[str, str] | None, visited: list[str]) -> str:
+    if not status:
+        return ""
+    parts = []
+    if status.get("location"):
+        parts.append(f"You are in the {status['location']}")
+    if status.get("inventory"):
+        parts.append(f"you carry: {status['inventory']}")
+    if visited:
+        parts.append(f"rooms visited: {', '.join(visited)}")
+    return f"[{'; '.join(parts)}]" if parts else ""
+
+
+def state_key(status: dict[str, str] | None, observation: str) -> tuple[str, ...]:
+    """What "the same state" means for the repeat guard."""
+    if status and status.get("location"):
+        return ("status", status["location"], status.get("inventory", ""))
+    return ("observation", observation.strip())
+
+
+def memory_actions(memory: str) -> list[str]:
+    """The actions of the action sequences a memory block holds, in order."""
+    return [m.group(1).strip().lower() for m in _MEMORY_ACTION.finditer(memory or "") if m.group(1).strip()]
+
+
+class Suggester:
+    """Memory as a suggested next action: the next action of a remembered sequence that the
+    environment accepts now. The sequence is followed from where the agent last played one of its
+    actions; a suggestion is only ever an admissible action, shown first in the list, never played
+    for the agent."""
+
+    def __init__(self, memory: str):
+        self.sequence = memory_actions(memory)
+        self.position = 0
+
+    def suggest(self, admissible: list[str]) -> str | None:
+        by_lower = {a.lower(): a for a in admissible}
+        for action in self.sequence[self.position :]:
+            if action in by_lower:
+                return by_lower[action]
+        return None
+
+    def played(self, action: str) -> None:
+        action = action.lower()
+        for index in range(self.position, len(self.sequence)):
+            if self.sequence[index] == action:
+                self.position = index + 1
+                return
+
+
+def repeat_note(action: str) -> str:
+    return (
+        f"(You already did '{action}' from this same place carrying the same things, and it did not get "
+        "the task done. Choose a different action.)"
+    )
+
+
+# Named EnvAgent configurations for `rbdspy bench --agent`: what the loop aids are measured as.
+AGENT_VARIANTS: dict[str, dict[str, bool]] = {
+    "plain": {},
+    "status": {"status_line": True},
+    "guard": {"repeat_guard": True},
+    "loop": {"status_line": True, "repeat_guard": True},
+    "suggest": {"suggest": True},
+    "loop-suggest": {"status_line": True, "repeat_guard": True, "suggest": True},
+}
+
+
+def agent_options(variant: str) -> dict[str, bool]:
+    if variant not in AGENT_VARIANTS:
+        raise ValueError(f"unknown agent variant {variant!r}; choose one of {', '.join(AGENT_VARIANTS)}")
+    return dict(AGENT_VARIANTS[variant])

@@ -1,0 +1,120 @@
+"""The agent's loop aids on a real (small) TextWorld house with a scripted LM: the status line says
+where the agent is and what it carries, the repeat guard asks again with a repeated action struck,
+and a suggestion from memory is always an admissible action, shown first."""
+
+from __future__ import annotations
+
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.envs import EnvAgent
+from rbdspy.envs.agent_loop import AGENT_VARIANTS, Suggester, agent_options, memory_actions, state_key, status_line
+from rbdspy.memory.formatting import format_memory_block
+
+TASK = "textworld/3/dev/0"
+REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    pytest.importorskip("textworld")
+    from rbdspy.envs.textworld_env import TextWorldHouses
+    from rbdspy.envs.textworld_house import HouseSpec
+
+    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
+    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"dev": 1})
+    yield env
+    env.close()
+
+
+def _lm(*actions: str) -> DummyLM:
+    return DummyLM([{"action": a} for a in actions])
+
+
+def _prompt(lm: DummyLM, call: int) -> str:
+    return lm.history[call]["messages"][-1]["content"]
+
+
+def _admissible(prompt: str) -> list[str]:
+    block = prompt.split("[[ ## admissible_actions ## ]]")[1].split("[[ ##")[0]
+    return [line.strip() for line in block.strip().splitlines() if line.strip()]
+
+
+def test_the_repeat_guard_asks_again_without_the_repeated_action(house):
+    import dspy
+
+    first = house.reset(TASK)
+    move = next(a for a in first.admissible if a.startswith("go "))
+    back = f"go {REVERSE[move.split()[1]]}"
+    lm = _lm(move, back, move, "look")
+    with dspy.context(lm=lm):
+        pred = EnvAgent(house, max_steps=3, repeat_guard=True)(task="t", task_id=TASK)
+    actions = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert actions == [move, back, "look"]
+    assert pred.trajectory.metadata["repeats_reasked"] == 1
+    reask = _prompt(lm, 3)
+    assert f"You already did '{move}'" in reask and move not in _admissible(reask)
+    assert move in _admissible(_prompt(lm, 0))
+
+
+def test_without_the_guard_a_repeat_is_played(house):
+    import dspy
+
+    first = house.reset(TASK)
+    move = next(a for a in first.admissible if a.startswith("go "))
+    back = f"go {REVERSE[move.split()[1]]}"
+    with dspy.context(lm=_lm(move, back, move)):
+        pred = EnvAgent(house, max_steps=3)(task="t", task_id=TASK)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == [move, back, move]
+    assert "repeats_reasked" not in pred.trajectory.metadata
+
+
+def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
+    import dspy
+
+    start = house.facts(3).start
+    lm = _lm("look", "look")
+    with dspy.context(lm=lm):
+        EnvAgent(house, max_steps=1, status_line=True)(task="t", task_id=TASK)
+    assert f"[You are in the {start}; you carry: nothing; rooms visited: {start}]" in _prompt(lm, 0)
+    lm = _lm("look")
+    with dspy.context(lm=lm):
+        EnvAgent(house, max_steps=1)(task="t", task_id=TASK)
+    assert "[You are in" not in _prompt(lm, 0)
+
+
+def test_a_suggestion_from_memory_is_admissible_and_shown_first(house):
+    import dspy
+
+    first = house.reset(TASK)
+    wanted = first.admissible[-1]
+    memory = format_memory_block(
+        [{"title": "Solved example", "description": "d", "content": f"> fly to the moon | > {wanted}"}]
+    )
+    lm = _lm("look")
+    with dspy.context(lm=lm):
+        EnvAgent(house, max_steps=1, suggest=True)(task="t", task_id=TASK, memory=memory)
+    prompt = _prompt(lm, 0)
+    assert _admissible(prompt)[0] == wanted and f"[Memory suggests: {wanted}]" in prompt
+    assert "fly to the moon" not in _admissible(prompt)
+
+
+def test_the_suggester_follows_the_sequence_from_the_last_action_played():
+    suggester = Suggester("> go west | > take apple | > go east | > put apple on table")
+    assert suggester.suggest(["go east", "go west"]) == "go west"
+    suggester.played("go west")
+    assert suggester.suggest(["go east", "take apple"]) == "take apple"
+    suggester.played("take apple")
+    assert suggester.suggest(["take apple", "go east"]) == "go east"
+    assert suggester.suggest(["look"]) is None
+    assert memory_actions("> go north -> You are in a kitchen. | > take key -> Taken.") == ["go north", "take key"]
+
+
+def test_helpers_and_variants():
+    assert status_line(None, []) == ""
+    assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
+    assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
+    assert agent_options("loop") == {"status_line": True, "repeat_guard": True}
+    assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest"}
+    with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
+        agent_options("smart")
