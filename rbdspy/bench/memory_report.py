@@ -45,9 +45,26 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
             {"id": i, **about[i], "served": len(outcomes[i]), "success_when_served": _rate(outcomes[i])} for i in top
         ],
         "written_by_source": dict(written),
+        "lesson_truth": _truth(rows),
         "agent_prompt_tokens": agent,
         "loop_prompt_tokens": loop,
         "loop_overhead": loop / agent if agent else None,
+    }
+
+
+def _truth(rows: list[dict[str, Any]]) -> dict[str, int] | None:
+    """On a world that knows its facts: the items written, those that state facts about it, those
+    whose every claim is true, and the claims counted (None where nothing was checked)."""
+    checked = [w["truth"] for row in rows for w in row.get("written") or [] if "truth" in w]
+    if not checked:
+        return None
+    stating = [t for t in checked if t["claims"]]
+    return {
+        "items": len(checked),
+        "stating_facts": len(stating),
+        "all_true": sum(1 for t in stating if t["true"] == t["claims"]),
+        "claims": sum(t["claims"] for t in checked),
+        "true_claims": sum(t["true"] for t in checked),
     }
 
 
@@ -83,7 +100,8 @@ def memory_markdown(results: dict[str, Any]) -> str:
             f"and {_pct(summary['served_on_losses'])} of losses; mean similarity of served items "
             f"{summary['mean_similarity'] or 0:.2f}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
-            f"(+{_pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}",
+            f"(+{_pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
+            f"{_truth_sentence(summary.get('lesson_truth'))}",
             "",
             "| most served item | kind | served | success when served | vs base rate |",
             "|---|---|---:|---:|---:|",
@@ -96,6 +114,15 @@ def memory_markdown(results: dict[str, Any]) -> str:
             )
         blocks.append("")
     return "\n".join(blocks) if len(blocks) > 2 else ""
+
+
+def _truth_sentence(truth: dict[str, int] | None) -> str:
+    if not truth:
+        return ""
+    return (
+        f" Lesson truth: {truth['stating_facts']} of {truth['items']} items written state facts about the world, "
+        f"{truth['all_true']} of them all true ({truth['true_claims']} of {truth['claims']} claims true)."
+    )
 
 
 def _labels_sentence(labels: dict[str, int] | None) -> str:

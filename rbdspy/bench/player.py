@@ -203,12 +203,21 @@ class ArmPlayer:
                 error = f"{type(exc).__name__}: {exc}"[:500]
         size = len(self.store) if self.store is not None else 0
         record = task_record(task, self.name, pred, usage, time.perf_counter() - start, size, error)
+        self._check_truth(record, pred, task)
         append_record(self.path, record)
         self.records.append(record)
         self.done.add(task.index)
         if self.progress is not None:
             self.progress.advance(self.bar)
         return record
+
+    def _check_truth(self, record: dict[str, Any], pred, task: BenchTask) -> None:
+        """On a world that knows its facts, each written item's claims about it and how many are true."""
+        check = getattr(self.environment, "lesson_truth", None)
+        if check is None or pred is None:
+            return
+        for row, item in zip(record["written"], getattr(pred, "memories_added", None) or [], strict=False):
+            row["truth"] = check(f"{item.title}. {item.description}. {item.content}", task.task_id)
 
     def close(self) -> None:
         store, self.store = self.store, None

@@ -26,6 +26,7 @@ from pathlib import Path
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, interleave
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import HouseCatalogue, HouseQuest, HouseSpec, _textworld, entity_names, start_game
+from rbdspy.envs.textworld_truth import lesson_truth
 
 NAME = "textworld"
 SHUFFLED = "shuffled"
@@ -135,6 +136,10 @@ class TextWorldHouses(EnvironmentBase):
     def world_items(self, seed: int) -> list[dict[str, str]]:
         """The map and where things are in world `seed`, as memory items naming that world."""
         return oracle_items(self.facts(seed), world_label(seed))
+
+    def lesson_truth(self, text: str, task: TaskRef | str) -> dict[str, int]:
+        """How many claims `text` makes about the task's world, and how many are true."""
+        return lesson_truth(text, self.facts(int(self._task(task).task_type)))
 
     @staticmethod
     def shuffled_world(split: str, index: int) -> int:
