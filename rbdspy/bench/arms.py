@@ -20,6 +20,9 @@ from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, plac
 from rbdspy.modules import MaTTS, ReasoningBank
 
 BASELINE = "no-memory"
+# The bare agent again, to be played in another session or on another machine (--resume adds it):
+# how often it agrees with no-memory is the noise floor of every paired difference.
+REPLAY = "no-memory-replay"
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,13 @@ ARMS: dict[str, Arm] = {
         Arm(
             BASELINE,
             "the agent alone: empty memory block, no judge, nothing written",
+            lambda ctx: NoMemory(ctx.agent),
+            uses_memory=False,
+        ),
+        Arm(
+            REPLAY,
+            "the bare agent again, played in another session or machine: its agreement with no-memory is the "
+            "noise floor",
             lambda ctx: NoMemory(ctx.agent),
             uses_memory=False,
         ),

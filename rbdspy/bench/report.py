@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
-from rbdspy.bench.arms import ARMS, BASELINE
+from rbdspy.bench.arms import ARMS, BASELINE, REPLAY
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.stats import compare, summarise
 from rbdspy.bench.tasks import BenchTask
@@ -129,6 +129,13 @@ def markdown_report(results: dict[str, Any]) -> str:
     )
     arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
     memory = memory_markdown(results)
+    agreement = results.get("self_agreement")
+    if agreement:
+        notes += (
+            f"\nThe bare agent agreed with its replay (`{REPLAY}`) on {agreement['same_outcome']} of "
+            f"{agreement['tasks']} tasks' outcomes ({agreement['same_actions']} with the same actions): differences "
+            "smaller than that disagreement are within the run's own noise.\n"
+        )
     total = len(results["stream"])
     unfinished = [f"`{a}` {s['n_tasks']} of {total}" for a, s in results["arms"].items() if s["n_tasks"] < total]
     if unfinished:  # a report of a run still in progress (`rbdspy bench --report-only`)
@@ -209,6 +216,10 @@ def reproduce_command(config) -> str:
         parts.append(f"--task-set {config.task_set}")
     if getattr(config, "build_fraction", 0.5) != 0.5:
         parts.append(f"--build-fraction {config.build_fraction:g}")
+    if getattr(config, "world_seed", None) is not None:
+        parts.append(f"--world-seed {config.world_seed}")
+    if getattr(config, "agent", "plain") != "plain":
+        parts.append(f"--agent {config.agent}")
     if any(ARMS[a].seeded for a in config.arms):
         parts += [f"--seed-from {p}" for p in config.seed_from] + [f"--seed-per-type {config.seed_per_type}"]
     if config.lm:
@@ -229,6 +240,23 @@ def build_results(
         "arms": {arm: summarise(rows) for arm, rows in records.items()},
         "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
         "memory": {arm: memory_summary(rows) for arm, rows in records.items()},
+        "self_agreement": self_agreement(records),
+    }
+
+
+def self_agreement(records: dict[str, list[dict]]) -> dict[str, int] | None:
+    """How often the bare agent agrees with its own replay (arm `no-memory-replay`, played in
+    another session or on another machine) on the tasks both played: the noise floor a paired
+    difference is read against. None without a replay."""
+    base = {r["index"]: r for r in records.get(BASELINE, [])}
+    replay = {r["index"]: r for r in records.get(REPLAY, [])}
+    both = sorted(set(base) & set(replay))
+    if not both:
+        return None
+    return {
+        "tasks": len(both),
+        "same_outcome": sum(base[i]["success"] == replay[i]["success"] for i in both),
+        "same_actions": sum(base[i].get("actions") == replay[i].get("actions") for i in both),
     }
 
 

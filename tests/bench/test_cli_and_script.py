@@ -183,3 +183,25 @@ def test_bench_help_lists_every_arm_set():
     assert result.exit_code == 0
     text = " ".join(result.output.replace("│", " ").split())
     assert all(name in text for name in ARM_SETS) and "matts-scaling" in text
+
+
+def test_the_reproduce_command_of_a_house_run_names_its_world_and_agent(captured):
+    import shlex
+
+    from rbdspy.bench.report import reproduce_command
+    from rbdspy.bench.runner import BenchConfig
+
+    config = BenchConfig(
+        env="textworld", arms=["no-memory", "gold-exemplar"], task_set="house", world_seed=2, agent="loop-suggest"
+    )
+    argv = shlex.split(reproduce_command(config))
+    result = CliRunner().invoke(app, argv[1:])
+    assert result.exit_code == 0, result.output
+    assert (captured["env"], captured["world_seed"], captured["agent"]) == ("textworld", 2, "loop-suggest")
+
+
+def test_house_options_are_checked(captured):
+    result = CliRunner().invoke(app, ["bench", "--task-set", "house", "--env", "twx"])
+    assert result.exit_code == 2 and "has no twx tasks" in result.output
+    result = CliRunner().invoke(app, ["bench", "--world-seed", "2"])
+    assert result.exit_code == 2 and "--world-seed" in result.output

@@ -133,7 +133,7 @@ def test_unknown_arms_are_refused():
     # "all" is every arm a TextWorld-Express or ScienceWorld stream can play; the controls need a
     # persistent world (--env textworld) and have their own set.
     controls = set(parse_arms("controls"))
-    assert set(parse_arms("all")) | {"reasoningbank-k1"} | set(scaling) | controls == set(ARMS)
+    assert set(parse_arms("all")) | {"reasoningbank-k1", "no-memory-replay"} | set(scaling) | controls == set(ARMS)
 
 
 @pytest.mark.parametrize("mode", ["parallel", "sequential"])

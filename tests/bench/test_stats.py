@@ -89,3 +89,16 @@ def test_compare_pairs_tasks_by_index_and_scope():
     assert out["rb"]["measured"]["diff"] == 1.0 and out["rb"]["measured"]["n"] == 4
     assert out["rb"]["all"]["diff"] == pytest.approx(4 / 6) and out["rb"]["all"]["n"] == 6
     assert compare({"rb": arm}, "no-memory") == {}
+
+
+def test_self_agreement_counts_the_bare_agents_replay():
+    from rbdspy.bench.report import self_agreement
+
+    def rows(*outcomes):
+        return [
+            {"index": i, "success": ok, "actions": ["look"] if ok else ["go north"]} for i, ok in enumerate(outcomes)
+        ]
+
+    assert self_agreement({"no-memory": rows(True, False)}) is None
+    agreement = self_agreement({"no-memory": rows(True, False, True), "no-memory-replay": rows(True, True)})
+    assert agreement == {"tasks": 2, "same_outcome": 1, "same_actions": 1}
