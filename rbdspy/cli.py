@@ -502,7 +502,8 @@ def bench(
         "plain",
         "--agent",
         help="The agent every arm plays with: plain | status (where it is, what it carries) | guard (no action "
-        "repeated from the same state) | loop (both).",
+        "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
+        "loop-suggest (all three).",
     ),
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."

@@ -240,28 +240,13 @@ def run_arm(
     out_dir: Path,
     embedder,
     *,
-    max_steps: int,
-    compiled: bool,
     progress: Progress | None = None,
-    seed_records: list | None = None,
-    bank_url: str = "",
-    agent: str = "plain",
+    **options: Any,
 ) -> list[dict[str, Any]]:
     """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
-    The arm's bank is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server
-    at `bank_url`."""
-    player = ArmPlayer(
-        name,
-        stream,
-        environment,
-        out_dir,
-        embedder,
-        max_steps=max_steps,
-        compiled=compiled,
-        seed_records=seed_records,
-        bank_url=bank_url,
-        agent=agent,
-    )
+    `options` are ArmPlayer's (max_steps, compiled, seed_records, bank_url, agent). The arm's bank
+    is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server at `bank_url`."""
+    player = ArmPlayer(name, stream, environment, out_dir, embedder, **options)
     with player.open(progress):
         for task in player.todo():
             player.play(task)
