@@ -503,7 +503,7 @@ def bench(
         "--agent",
         help="The agent every arm plays with: plain | status (where it is, what it carries) | guard (no action "
         "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
-        "loop-suggest (all three).",
+        "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four).",
     ),
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."

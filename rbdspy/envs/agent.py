@@ -33,7 +33,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.agent_loop import Suggester, repeat_note, state_key, status_line, status_of
+from rbdspy.envs.agent_loop import Suggester, focus_order, repeat_note, state_key, status_line, status_of
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
 from rbdspy.envs.signature import NextAction
 from rbdspy.modules.lm_errors import raise_if_setup_error
@@ -170,6 +170,8 @@ class _Episode:
         observation = clip(self.observation, OBSERVATION_CHARS, collapse=False)
         line = status_line(self.status, self.visited) if self.agent.status_line else ""
         admissible = self.admissible[: self.agent.max_admissible]
+        if self.agent.focus:
+            admissible = focus_order(admissible, self.prompt_task)
         if struck is not None:  # the repeat guard's second ask
             history = f"{history}\n{repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
@@ -278,6 +280,7 @@ class EnvAgent(dspy.Module):
             already played from the same state (see agent_loop.py).
         suggest: offer the next admissible action of an action sequence in the memory block
             first in the admissible list (see agent_loop.py).
+        focus: list the admissible actions that name something the task names first.
     """
 
     def __init__(
@@ -291,6 +294,7 @@ class EnvAgent(dspy.Module):
         status_line: bool = False,
         repeat_guard: bool = False,
         suggest: bool = False,
+        focus: bool = False,
     ):
         super().__init__()
         if max_steps < 1:
@@ -306,6 +310,7 @@ class EnvAgent(dspy.Module):
         self.status_line = status_line
         self.repeat_guard = repeat_guard
         self.suggest = suggest
+        self.focus = focus
 
     @property
     def on_step(self) -> StepHook | None:

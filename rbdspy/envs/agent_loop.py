@@ -12,6 +12,8 @@ where any memory could matter. Both aids are options of `EnvAgent` (`status_line
 - Suggested action (`suggest`): where the memory block holds an action sequence (a past success,
   the gold-exemplar control), its next action that the environment accepts now is shown first in
   the admissible list and named above the observation (`Suggester`).
+- Task focus (`focus`): admissible actions that name something the task names are listed first
+  ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise.
 - Repeat guard: the state an action is taken from is (room, what the agent carries) where the
   environment says so, else the observation text. An action chosen again from a state it was
   already played from changed nothing the first time it mattered, so the agent is asked once more
@@ -90,6 +92,21 @@ class Suggester:
                 return
 
 
+_WORDS = re.compile(r"[a-z0-9]+")
+# Words that name no thing: a shared "the" or "go" says nothing about the task.
+_STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "with", "and", "go", "put", "take"})
+
+
+def focus_order(actions: list[str], task: str) -> list[str]:
+    """`actions` with those sharing more of the task's content words first (stable otherwise)."""
+    wanted = set(_WORDS.findall(task.lower())) - _STOP
+
+    def shared(action: str) -> int:
+        return len(wanted & set(_WORDS.findall(action.lower())))
+
+    return sorted(actions, key=lambda a: -shared(a))
+
+
 def repeat_note(action: str) -> str:
     return (
         f"(You already did '{action}' from this same place carrying the same things, and it did not get "
@@ -105,6 +122,8 @@ AGENT_VARIANTS: dict[str, dict[str, bool]] = {
     "loop": {"status_line": True, "repeat_guard": True},
     "suggest": {"suggest": True},
     "loop-suggest": {"status_line": True, "repeat_guard": True, "suggest": True},
+    "focus": {"focus": True},
+    "full": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True},
 }
 
 

@@ -8,7 +8,15 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.envs import EnvAgent
-from rbdspy.envs.agent_loop import AGENT_VARIANTS, Suggester, agent_options, memory_actions, state_key, status_line
+from rbdspy.envs.agent_loop import (
+    AGENT_VARIANTS,
+    Suggester,
+    agent_options,
+    focus_order,
+    memory_actions,
+    state_key,
+    status_line,
+)
 from rbdspy.memory.formatting import format_memory_block
 
 TASK = "textworld/3/dev/0"
@@ -115,6 +123,9 @@ def test_helpers_and_variants():
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
     assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
     assert agent_options("loop") == {"status_line": True, "repeat_guard": True}
-    assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest"}
+    assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest", "focus", "full"}
+    actions = ["go north", "take book", "take grape", "eat grape", "look"]
+    assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
+    assert focus_order(actions, "Open the hatch.") == actions
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")
