@@ -191,10 +191,18 @@ def _verified(path: Path, sha256: str) -> bool:
 
 
 def _write_sidecar(path: Path, sha256: str) -> None:
+    """Atomically, through a temporary file of this writer's own (mkstemp): threads of one process
+    may verify at once, and a name per process let two of them rename the same file."""
     side = _sidecar(path)
-    tmp = side.with_name(side.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"sha256": sha256, "stamp": _stamp(path)}))
-    os.replace(tmp, side)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{side.name}.", suffix=".tmp", dir=side.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as tmp:
+            json.dump({"sha256": sha256, "stamp": _stamp(path)}, tmp)
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, side)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
 
 
 @contextlib.contextmanager

@@ -196,10 +196,11 @@ def test_concurrent_callers_join_once(home, monkeypatch, fake_parts):
 
     monkeypatch.setattr(model_files, "_join", counting_join)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(ensure_model("fake"))) for _ in range(4)]
+    # More threads than cores: they verify the sidecar at once (each with a temporary file of its own).
+    threads = [threading.Thread(target=lambda: results.append(ensure_model("fake"))) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len(results) == 4 and len(set(results)) == 1
+    assert len(results) == 8 and len(set(results)) == 1
     assert len(joins) == 1
