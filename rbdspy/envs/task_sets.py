@@ -87,6 +87,8 @@ def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = Non
 
 def open_demo_env(name: str) -> Environment:
     """The environment the demo plays, configured with its small task set."""
+    if name not in DEMO_ENVS:
+        raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
     return open_task_set(name, "demo")
 
 
