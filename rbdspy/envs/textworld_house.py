@@ -391,11 +391,11 @@ class HouseCatalogue:
 
     def _extend(self) -> None:
         """Adds the next accepted quest to the catalogue."""
-        seen = {q.goal for q in self._quests}
+        seen, used = {q.goal for q in self._quests}, self._used()  # fixed until a quest is accepted
         for _ in range(MAX_BARREN_ATTEMPTS):
             attempt = self._attempts
             self._attempts += 1
-            chain = sample_chain(self.world, self.seed, attempt, self.spec, self._used())
+            chain = sample_chain(self.world, self.seed, attempt, self.spec, used)
             if chain is None:
                 continue
             game, goal = build_game(self.world, self.seed, chain)
