@@ -16,7 +16,7 @@ from typing import Any
 import dspy
 
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
-from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, placebo
+from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
 from rbdspy.modules import MaTTS, ReasoningBank
 
 BASELINE = "no-memory"
@@ -69,6 +69,7 @@ CONTROLS: dict[str, Callable[[BuildContext], Any]] = {
     "oracle-facts": lambda ctx: oracle_facts(ctx.agent.env),
     "gold-exemplar": lambda ctx: gold_exemplar(ctx.agent.env, _build_ids(ctx)),
     "placebo": lambda ctx: placebo(ctx.agent.env),
+    "own-walkthrough": lambda ctx: own_walkthrough(ctx.agent.env),
 }
 
 
@@ -162,8 +163,14 @@ ARMS: dict[str, Arm] = {
         ),
         Arm(
             "gold-exemplar",
-            "control: the walkthrough of the most similar build quest (trajectory ceiling)",
+            "control: the walkthroughs of the 3 most similar build quests (trajectory ceiling)",
             _control("gold-exemplar"),
+            uses_memory=False,
+        ),
+        Arm(
+            "own-walkthrough",
+            "control: the task's own walkthrough (can the agent follow an action sequence from memory?)",
+            _control("own-walkthrough"),
             uses_memory=False,
         ),
         Arm(
@@ -193,7 +200,7 @@ ARM_SETS: dict[str, list[str]] = {
     ],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
     # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
-    "controls": [BASELINE, "oracle-facts", "gold-exemplar", "placebo"],
+    "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],
     "house": [
         BASELINE,
         "reasoningbank",
@@ -202,6 +209,7 @@ ARM_SETS: dict[str, list[str]] = {
         "workflow-memory",
         "oracle-facts",
         "gold-exemplar",
+        "own-walkthrough",
         "placebo",
     ],
     "all": [

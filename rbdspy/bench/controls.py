@@ -3,9 +3,12 @@ bare agent, with no judge and no writes.
 
 - `oracle-facts`: the world's map and where every object and key is, written from the world's own
   facts: the ceiling for fact memory (everything a bank could learn about the world).
-- `gold-exemplar`: the walkthrough of the most similar build quest of the stream (the most
-  entities its goal shares with this task's, then the most words its objective shares): the ceiling
-  for trajectory memory.
+- `gold-exemplar`: the walkthroughs of the `EXEMPLARS` most similar build quests of the stream (the
+  most entities a goal shares with this task's, then the most words an objective shares), most
+  similar first: the ceiling for trajectory memory, served as a bank serves its top k.
+- `own-walkthrough`: the task's own walkthrough: the ceiling of following an action sequence from
+  memory at all (a quest that recurs in a world that persists). If this does not lift the agent,
+  it cannot act on memory in that form, however good the memory.
 - `placebo`: a block of the same length about a different world: what a longer prompt without
   useful content costs.
 
@@ -29,6 +32,7 @@ from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.modules.reasoning_bank import RESULT_FIELDS
 
 PLACEBO_WORLD_OFFSET = 7919  # the placebo's world: far from any world a stream plays
+EXEMPLARS = 3  # as many walkthroughs as the memory arms retrieve items
 Serve = Callable[[str], list[dict[str, str]]]
 _WORD = re.compile(r"[a-z]+")
 
@@ -89,9 +93,9 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | None:
-    """The candidate quest most like `task_id`'s: most goal entities shared, then most objective
-    words shared, then the earliest."""
+def ranked_similar(env: Any, task_id: str, candidates: Sequence[str]) -> list[str]:
+    """The candidate quests, never `task_id` itself, most like `task_id`'s first: most goal
+    entities shared, then most objective words shared, then the earliest."""
     quest = env.quest(task_id)
     entities, words = set(quest.goal.entities), _words(quest.objective)
 
@@ -101,30 +105,42 @@ def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | Non
         return (len(entities & set(other.goal.entities)), len(words & _words(other.objective)), -index)
 
     others = [(i, c) for i, c in enumerate(candidates) if c != task_id]
-    return max(others, key=score)[1] if others else None
+    return [c for _, c in sorted(others, key=score, reverse=True)]
 
 
-def gold_exemplar(env: Any, build_tasks: Sequence[str]) -> Serve:
-    """The walkthrough of the stream's most similar build quest (never the task's own)."""
+def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | None:
+    ranked = ranked_similar(env, task_id, candidates)
+    return ranked[0] if ranked else None
+
+
+def _walkthrough_item(quest: Any, description: str) -> dict[str, str]:
+    return {
+        "title": f"Solved example: {quest.objective}",
+        "description": f"{description}: {quest.objective}",
+        "content": " | ".join(f"> {a}" for a in quest.walkthrough),
+    }
+
+
+def gold_exemplar(env: Any, build_tasks: Sequence[str], k: int = EXEMPLARS) -> Serve:
+    """The walkthroughs of the stream's `k` most similar build quests (never the task's own)."""
     env = _world_env(env, "gold-exemplar")
     build_tasks = list(build_tasks)
     if not build_tasks:
         raise ValueError("the gold-exemplar control needs build tasks in the stream (--build-fraction > 0)")
 
     def serve(task_id: str) -> list[dict[str, str]]:
-        other = most_similar(env, task_id, build_tasks)
-        if other is None:
-            return []
-        quest = env.quest(other)
         return [
-            {
-                "title": f"Solved example: {quest.objective}",
-                "description": f"A past task in the same kind of world, solved with these actions: {quest.objective}",
-                "content": " | ".join(f"> {a}" for a in quest.walkthrough),
-            }
+            _walkthrough_item(env.quest(other), "A past task in the same kind of world, solved with these actions")
+            for other in ranked_similar(env, task_id, build_tasks)[:k]
         ]
 
     return serve
+
+
+def own_walkthrough(env: Any) -> Serve:
+    """The task's own walkthrough."""
+    env = _world_env(env, "own-walkthrough")
+    return lambda task_id: [_walkthrough_item(env.quest(task_id), "This task, solved before with these actions")]
 
 
 def _fit(items: list[dict[str, str]], target: int) -> list[dict[str, str]]:

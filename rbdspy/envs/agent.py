@@ -33,8 +33,9 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.agent_loop import Suggester, focus_order, repeat_note, state_key, status_line, status_of
+from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_line, status_of
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
+from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
 from rbdspy.modules.lm_errors import raise_if_setup_error
 from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
@@ -132,7 +133,7 @@ class _Episode:
         self.visited: list[str] = []
         self.tried: set[tuple] = set()
         self.status: dict[str, str] | None = None
-        self.suggester = Suggester(self.memory) if agent.suggest else None
+        self.suggester: RouteSuggester | None = None
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -143,6 +144,8 @@ class _Episode:
         elif description:
             self.prompt_task = description
         self.task = self.task or description
+        if self.agent.suggest:  # routes to what the environment's own description names
+            self.suggester = RouteSuggester(self.memory, description or self.task)
         self.observation, self.admissible = first.text, first.admissible
         self.steps.append(Step(role=ENV_ROLE, content=first.text))
         self.note_status()
@@ -197,7 +200,7 @@ class _Episode:
         if self.agent.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
-            self.suggester.played(action)
+            self.suggester.played(action, result.valid)
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         self.steps.append(
             Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid})
@@ -278,8 +281,8 @@ class EnvAgent(dspy.Module):
             above the observation (environments with a `status()`; see agent_loop.py).
         repeat_guard: ask once more, with the action struck, when the agent picks an action it
             already played from the same state (see agent_loop.py).
-        suggest: offer the next admissible action of an action sequence in the memory block
-            first in the admissible list (see agent_loop.py).
+        suggest: offer the next step of the route the memory block's action sequences remember
+            to what the task names, first in the admissible list (see memory_routes.py).
         focus: list the admissible actions that name something the task names first.
     """
 

@@ -9,9 +9,9 @@ where any memory could matter. Both aids are options of `EnvAgent` (`status_line
 - Status line: "[You are in the canteen; you carry: a berry; rooms visited: studio, canteen]"
   above the observation, from the environment's `status()` (TextWorld houses have one; an
   environment without it gets no line).
-- Suggested action (`suggest`): where the memory block holds an action sequence (a past success,
-  the gold-exemplar control), its next action that the environment accepts now is shown first in
-  the admissible list and named above the observation (`Suggester`).
+- Suggested action (`suggest`): where the memory block holds action sequences (past episodes, the
+  gold-exemplar control), the next step of the route they remember to what the task names is shown
+  first in the admissible list and named above the observation (`memory_routes.RouteSuggester`).
 - Task focus (`focus`): admissible actions that name something the task names are listed first
   ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise.
 - Repeat guard: the state an action is taken from is (room, what the agent carries) where the
@@ -24,10 +24,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-
-# An action in a memory item written as an action sequence: "> go west | > take apple" (the
-# gold-exemplar control) or "> go west -> You are in ... | > take apple -> ..." (trajectory memory).
-_MEMORY_ACTION = re.compile(r"(?:^|[|\s])>\s*([^|>\n]+?)\s*(?=->|\||\n|$)")
 
 
 def status_of(env: Any) -> dict[str, str] | None:
@@ -60,36 +56,6 @@ def state_key(status: dict[str, str] | None, observation: str) -> tuple[str, ...
     if status and status.get("location"):
         return ("status", status["location"], status.get("inventory", ""))
     return ("observation", observation.strip())
-
-
-def memory_actions(memory: str) -> list[str]:
-    """The actions of the action sequences a memory block holds, in order."""
-    return [m.group(1).strip().lower() for m in _MEMORY_ACTION.finditer(memory or "") if m.group(1).strip()]
-
-
-class Suggester:
-    """Memory as a suggested next action: the next action of a remembered sequence that the
-    environment accepts now. The sequence is followed from where the agent last played one of its
-    actions; a suggestion is only ever an admissible action, shown first in the list, never played
-    for the agent."""
-
-    def __init__(self, memory: str):
-        self.sequence = memory_actions(memory)
-        self.position = 0
-
-    def suggest(self, admissible: list[str]) -> str | None:
-        by_lower = {a.lower(): a for a in admissible}
-        for action in self.sequence[self.position :]:
-            if action in by_lower:
-                return by_lower[action]
-        return None
-
-    def played(self, action: str) -> None:
-        action = action.lower()
-        for index in range(self.position, len(self.sequence)):
-            if self.sequence[index] == action:
-                self.position = index + 1
-                return
 
 
 _WORDS = re.compile(r"[a-z0-9]+")

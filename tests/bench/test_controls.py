@@ -1,6 +1,7 @@
 """The controls of a persistent-world stream serve what they claim: the world's own facts, the
-walkthrough of a similar build quest (never the task's own), a block of the same length about
-another world; and a bench run plays every arm task by task, recording where it ran."""
+walkthroughs of similar build quests (never the task's own), the task's own walkthrough, a block
+of the same length about another world; and a bench run plays every arm task by task, recording
+where it ran."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ pytest.importorskip("textworld")
 from bench_testing import quiet_bench  # noqa: E402
 
 from rbdspy.bench.controls import (  # noqa: E402
+    EXEMPLARS,
     FixedMemory,
     gold_exemplar,
     most_similar,
     oracle_facts,
+    own_walkthrough,
     placebo,
+    ranked_similar,
 )
 from rbdspy.envs.textworld_env import TextWorldHouses, world_label  # noqa: E402
 from rbdspy.envs.textworld_house import HouseSpec  # noqa: E402
@@ -50,22 +54,34 @@ def test_oracle_facts_hold_the_map_and_every_object_of_the_tasks_world(house):
             assert f"{direction} to the {to}" in text
 
 
-def test_gold_exemplar_serves_the_most_similar_build_walkthrough_never_its_own(house):
+def test_gold_exemplar_serves_the_most_similar_build_walkthroughs_never_its_own(house):
     build = [t.id for t in house.tasks("train")]
     serve = gold_exemplar(house, build)
     for task in [t.id for t in house.tasks("dev")] + build:
-        [item] = serve(task)
-        chosen = most_similar(house, task, build)
-        assert chosen != task
-        assert item["content"] == " | ".join(f"> {a}" for a in house.gold_path(chosen))
-        assert house.describe(chosen) in item["title"]
-        # No other build quest shares more of the goal's entities.
-        shared = len(set(house.quest(task).goal.entities) & set(house.quest(chosen).goal.entities))
+        items = serve(task)
+        chosen = ranked_similar(house, task, build)[:EXEMPLARS]
+        assert task not in chosen and len(items) == min(EXEMPLARS, len([b for b in build if b != task]))
+        assert chosen[0] == most_similar(house, task, build)
+        for item, other in zip(items, chosen, strict=True):
+            assert item["content"] == " | ".join(f"> {a}" for a in house.gold_path(other))
+            assert house.describe(other) in item["title"]
+        # Most similar first: no build quest left out shares more of the goal's entities.
+        goal = set(house.quest(task).goal.entities)
+        shared = [len(goal & set(house.quest(c).goal.entities)) for c in chosen]
+        assert shared == sorted(shared, reverse=True)
         for other in build:
-            if other != task:
-                assert len(set(house.quest(task).goal.entities) & set(house.quest(other).goal.entities)) <= shared
+            if other != task and other not in chosen:
+                assert len(goal & set(house.quest(other).goal.entities)) <= shared[-1]
     with pytest.raises(ValueError, match="needs build tasks"):
         gold_exemplar(house, [])
+
+
+def test_own_walkthrough_serves_the_tasks_own_winning_actions(house):
+    serve = own_walkthrough(house)
+    for task in [t.id for t in house.tasks("dev")]:
+        [item] = serve(task)
+        assert item["content"] == " | ".join(f"> {a}" for a in house.gold_path(task))
+        assert house.describe(task) in item["title"]
 
 
 def test_placebo_is_as_long_as_the_oracle_block_and_about_another_world(house):
@@ -115,7 +131,7 @@ def test_a_house_stream_plays_the_controls_task_by_task(house, tmp_path, hash_em
     monkeypatch.setattr(player.ArmPlayer, "play", spy)
     out = tmp_path / "run"
     quiet_bench(house, out, hash_embedder, "controls", task_set="house", n_tasks=4, max_steps=2)
-    arms = ["no-memory", "oracle-facts", "gold-exemplar", "placebo"]
+    arms = ["no-memory", "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"]
     assert order == [(i, arm) for i in range(4) for arm in arms]
     for arm in arms:
         records = [json.loads(line) for line in (out / "arms" / f"{arm}.jsonl").read_text().splitlines()]

@@ -1,6 +1,7 @@
 """The agent's loop aids on a real (small) TextWorld house with a scripted LM: the status line says
 where the agent is and what it carries, the repeat guard asks again with a repeated action struck,
-and a suggestion from memory is always an admissible action, shown first."""
+and task focus lists the actions naming the task's things first (suggestions from memory:
+test_memory_routes.py)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,11 @@ from dspy.utils import DummyLM
 from rbdspy.envs import EnvAgent
 from rbdspy.envs.agent_loop import (
     AGENT_VARIANTS,
-    Suggester,
     agent_options,
     focus_order,
-    memory_actions,
     state_key,
     status_line,
 )
-from rbdspy.memory.formatting import format_memory_block
 
 TASK = "textworld/3/dev/0"
 REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -89,33 +87,6 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     with dspy.context(lm=lm):
         EnvAgent(house, max_steps=1)(task="t", task_id=TASK)
     assert "[You are in" not in _prompt(lm, 0)
-
-
-def test_a_suggestion_from_memory_is_admissible_and_shown_first(house):
-    import dspy
-
-    first = house.reset(TASK)
-    wanted = first.admissible[-1]
-    memory = format_memory_block(
-        [{"title": "Solved example", "description": "d", "content": f"> fly to the moon | > {wanted}"}]
-    )
-    lm = _lm("look")
-    with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, suggest=True)(task="t", task_id=TASK, memory=memory)
-    prompt = _prompt(lm, 0)
-    assert _admissible(prompt)[0] == wanted and f"[Memory suggests: {wanted}]" in prompt
-    assert "fly to the moon" not in _admissible(prompt)
-
-
-def test_the_suggester_follows_the_sequence_from_the_last_action_played():
-    suggester = Suggester("> go west | > take apple | > go east | > put apple on table")
-    assert suggester.suggest(["go east", "go west"]) == "go west"
-    suggester.played("go west")
-    assert suggester.suggest(["go east", "take apple"]) == "take apple"
-    suggester.played("take apple")
-    assert suggester.suggest(["take apple", "go east"]) == "go east"
-    assert suggester.suggest(["look"]) is None
-    assert memory_actions("> go north -> You are in a kitchen. | > take key -> Taken.") == ["go north", "take key"]
 
 
 def test_helpers_and_variants():
