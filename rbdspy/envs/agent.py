@@ -33,7 +33,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_line, status_of
+from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_line, status_of, task_action
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
 from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
@@ -178,10 +178,14 @@ class _Episode:
         if struck is not None:  # the repeat guard's second ask
             history = f"{history}\n{repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
-        suggestion = self.suggester.suggest(admissible) if self.suggester is not None else None
-        if suggestion is not None:
-            admissible = [suggestion] + [a for a in admissible if a != suggestion]
-            line = f"{line}\n[Memory suggests: {suggestion}]" if line else f"[Memory suggests: {suggestion}]"
+        first, note = None, ""
+        if self.agent.focus and (first := task_action(admissible, self.prompt_task)):
+            note = f"[This action does what the task says: {first}]"
+        elif self.suggester is not None and (first := self.suggester.suggest(admissible)):
+            note = f"[Memory suggests: {first}]"
+        if first is not None:
+            admissible = [first] + [a for a in admissible if a != first]
+            line = f"{line}\n{note}" if line else note
         return {
             "task": self.prompt_task,
             "memory": self.memory,
@@ -283,7 +287,8 @@ class EnvAgent(dspy.Module):
             already played from the same state (see agent_loop.py).
         suggest: offer the next step of the route the memory block's action sequences remember
             to what the task names, first in the admissible list (see memory_routes.py).
-        focus: list the admissible actions that name something the task names first.
+        focus: list the admissible actions that name something the task names first, and the one
+            that does what the task says (if admissible) first of all, named above the observation.
     """
 
     def __init__(

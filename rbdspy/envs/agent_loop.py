@@ -13,7 +13,10 @@ where any memory could matter. Both aids are options of `EnvAgent` (`status_line
   gold-exemplar control), the next step of the route they remember to what the task names is shown
   first in the admissible list and named above the observation (`memory_routes.RouteSuggester`).
 - Task focus (`focus`): admissible actions that name something the task names are listed first
-  ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise.
+  ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise;
+  an admissible action that does what the task says (its verb, every thing it names: "eat grape")
+  is listed first of all and named above the observation. Calibration: holding the grape, with
+  "eat grape" first in the list, the agent played "take grape" six times.
 - Repeat guard: the state an action is taken from is (room, what the agent carries) where the
   environment says so, else the observation text. An action chosen again from a state it was
   already played from changed nothing the first time it mattered, so the agent is asked once more
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from rbdspy.envs.memory_routes import names, task_things
 
 
 def status_of(env: Any) -> dict[str, str] | None:
@@ -71,6 +76,27 @@ def focus_order(actions: list[str], task: str) -> list[str]:
         return len(wanted & set(_WORDS.findall(action.lower())))
 
     return sorted(actions, key=lambda a: -shared(a))
+
+
+# Verbs an action may use to do what a task's verb asks ("Put the mug in the fridge." is done by
+# "insert mug into fridge").
+_VERB_FORMS = {"put": ("put", "insert", "place")}
+
+
+def task_action(actions: list[str], task: str) -> str | None:
+    """The action among `actions` that does what an imperative `task` says: its verb (or a form
+    of it) and every thing the task names; None when none does or the task names nothing."""
+    first = (task or "").strip().splitlines()[0].lower() if (task or "").strip() else ""
+    verb = first.split()[0] if first.split() else ""
+    things = task_things(task)
+    if not things:
+        return None
+    forms = _VERB_FORMS.get(verb, (verb,))
+    for action in actions:
+        words = action.lower().split()
+        if words and words[0] in forms and all(names(action, thing) for thing in things):
+            return action
+    return None
 
 
 def repeat_note(action: str) -> str:

@@ -15,6 +15,7 @@ from rbdspy.envs.agent_loop import (
     focus_order,
     state_key,
     status_line,
+    task_action,
 )
 
 TASK = "textworld/3/dev/0"
@@ -89,6 +90,20 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     assert "[You are in" not in _prompt(lm, 0)
 
 
+def test_focus_names_the_action_that_does_what_the_task_says_once_it_is_admissible(house):
+    import dspy
+
+    quest = house.quest(TASK)
+    *way, last = quest.walkthrough
+    lm = _lm(*way, "look")
+    with dspy.context(lm=lm):
+        EnvAgent(house, max_steps=len(way) + 1, focus=True)(task="t", task_id=TASK)
+    final = _prompt(lm, len(way))
+    assert f"[This action does what the task says: {last}]" in final and _admissible(final)[0] == last
+    if way:  # before the walk, the action was not admissible and nothing was named
+        assert "[This action does what the task says" not in _prompt(lm, 0)
+
+
 def test_helpers_and_variants():
     assert status_line(None, []) == ""
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
@@ -98,5 +113,12 @@ def test_helpers_and_variants():
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
     assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
     assert focus_order(actions, "Open the hatch.") == actions
+    assert task_action(actions, "Eat the grape.") == "eat grape"
+    assert task_action(["put mug on stand", "insert mug into fridge"], "Put the mug in the fridge.") == (
+        "insert mug into fridge"
+    )
+    assert task_action(["take book from armchair"], "Take the book.") == "take book from armchair"
+    assert task_action(["drop grape", "examine grape"], "Eat the grape.") is None
+    assert task_action(actions, "") is None
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")
