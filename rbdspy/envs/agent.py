@@ -188,7 +188,7 @@ class _Episode:
             line = f"{line}\n{note}" if line else note
         return {
             "task": self.prompt_task,
-            "memory": self.memory,
+            "memory": self.memory if self.agent.show_memory else "",
             "history": history,
             "observation": f"{line}\n{observation}" if line else observation,
             "admissible_actions": "\n".join(admissible) or "(not available)",
@@ -289,6 +289,9 @@ class EnvAgent(dspy.Module):
             to what the task names, first in the admissible list (see memory_routes.py).
         focus: list the admissible actions that name something the task names first, and the one
             that does what the task says (if admissible) first of all, named above the observation.
+        show_memory: put the memory block in the prompt. False: memory reaches the agent only as
+            suggested actions (with `suggest`), so a small model cannot copy actions from a
+            sequence about something else.
     """
 
     def __init__(
@@ -303,6 +306,7 @@ class EnvAgent(dspy.Module):
         repeat_guard: bool = False,
         suggest: bool = False,
         focus: bool = False,
+        show_memory: bool = True,
     ):
         super().__init__()
         if max_steps < 1:
@@ -319,6 +323,7 @@ class EnvAgent(dspy.Module):
         self.repeat_guard = repeat_guard
         self.suggest = suggest
         self.focus = focus
+        self.show_memory = show_memory
 
     @property
     def on_step(self) -> StepHook | None:

@@ -3,8 +3,9 @@ what it has done, and no action repeated from the same state.
 
 Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps alternating
 `go north` / `go south` or taking and dropping the same object, so it rarely reached a state
-where any memory could matter. Both aids are options of `EnvAgent` (`status_line`,
-`repeat_guard`), measured on the house stream with and without them.
+where any memory could matter. Each aid is an option of `EnvAgent` (`status_line`, `repeat_guard`,
+`suggest`, `focus`, `show_memory`), measured on the house stream with and without it
+(`AGENT_VARIANTS`, `rbdspy bench --agent`).
 
 - Status line: "[You are in the canteen; you carry: a berry; rooms visited: studio, canteen]"
   above the observation, from the environment's `status()` (TextWorld houses have one; an
@@ -17,6 +18,9 @@ where any memory could matter. Both aids are options of `EnvAgent` (`status_line
   an admissible action that does what the task says (its verb, every thing it names: "eat grape")
   is listed first of all and named above the observation. Calibration: holding the grape, with
   "eat grape" first in the list, the agent played "take grape" six times.
+- Memory out of sight (`show_memory=False`, the `routes` variant): the memory block feeds the
+  suggestions but is not in the prompt. Calibration: served three walkthroughs about other
+  objects, the agent played their actions ("take berry" six times on "Eat the grape.").
 - Repeat guard: the state an action is taken from is (room, what the agent carries) where the
   environment says so, else the observation text. An action chosen again from a state it was
   already played from changed nothing the first time it mattered, so the agent is asked once more
@@ -116,6 +120,8 @@ AGENT_VARIANTS: dict[str, dict[str, bool]] = {
     "loop-suggest": {"status_line": True, "repeat_guard": True, "suggest": True},
     "focus": {"focus": True},
     "full": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True},
+    # Memory only as suggested actions: the block itself is not in the prompt.
+    "routes": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True, "show_memory": False},
 }
 
 

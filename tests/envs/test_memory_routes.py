@@ -163,3 +163,18 @@ def test_every_suggestion_is_admissible_whatever_the_memory(house):
         if "[Memory suggests: " in prompt:
             suggested = prompt.split("[Memory suggests: ")[1].split("]")[0]
             assert suggested in [a.strip() for a in admissible]
+
+
+def test_out_of_sight_memory_still_suggests_but_is_not_in_the_prompt(house):
+    import dspy
+
+    task_id = house.tasks("dev")[0].id
+    quest = house.quest(task_id)
+    memory = _block(" | ".join(f"> {a}" for a in quest.walkthrough))
+    for shown in (True, False):
+        lm = DummyLM([{"action": "look"}])
+        with dspy.context(lm=lm):
+            EnvAgent(house, max_steps=1, suggest=True, show_memory=shown)(task="t", task_id=task_id, memory=memory)
+        prompt = lm.history[0]["messages"][-1]["content"]
+        assert f"[Memory suggests: {quest.walkthrough[0]}]" in prompt
+        assert ("<<<MEMORY" in prompt) is shown
