@@ -61,6 +61,15 @@ def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
 
 
+def _with_action_record(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
+    def make(ctx: BuildContext) -> dspy.Module:
+        bank = build(ctx)
+        bank.extractor.action_record = True
+        return bank
+
+    return make
+
+
 def _build_ids(ctx: BuildContext) -> list[str]:
     return [t.task_id for t in ctx.stream if t.phase == "build"]
 
@@ -108,6 +117,12 @@ ARMS: dict[str, Arm] = {
             "rbdspy's defaults: retrieval by situation with a similarity floor, utility ranking that retires "
             "harmful items, LM-judge labels",
             _improved(),
+        ),
+        Arm(
+            "reasoningbank-actions",
+            "rbdspy's defaults, and each judged success also stored as the actions that won it (routes for "
+            "EnvAgent(suggest=True))",
+            _with_action_record(_improved()),
         ),
         Arm(
             "reasoningbank-seeded",
@@ -205,6 +220,7 @@ ARM_SETS: dict[str, list[str]] = {
         BASELINE,
         "reasoningbank",
         "reasoningbank-improved",
+        "reasoningbank-actions",
         "trajectory-memory",
         "workflow-memory",
         "oracle-facts",
@@ -216,6 +232,7 @@ ARM_SETS: dict[str, list[str]] = {
         BASELINE,
         "reasoningbank",
         "reasoningbank-improved",
+        "reasoningbank-actions",
         "reasoningbank-seeded",
         "reasoningbank-oracle",
         "success-only",

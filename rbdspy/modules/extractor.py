@@ -6,6 +6,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.modules.action_record import action_record
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.modules.lm_errors import attempt
@@ -28,6 +29,11 @@ class Extractor(dspy.Module):
     `renderer` (a token budget, by default DEFAULT_BUDGET_TOKENS; an
     `rbdspy.render.EvidenceRenderer`; any Trajectory -> str) shows the trajectory as the judge
     sees it with the same renderer; None shows `Trajectory.render(max_chars)` instead.
+
+    `action_record=True` adds to a success's lessons one item of the actions that won it
+    (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
+    persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
+    `bank.extractor.action_record = True`.
     """
 
     def __init__(
@@ -36,8 +42,10 @@ class Extractor(dspy.Module):
         max_chars: int = 6000,
         *,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
+        action_record: bool = False,
     ):
         super().__init__()
+        self.action_record = action_record
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars
         self.renderer = as_renderer(renderer)
@@ -63,8 +71,11 @@ class Extractor(dspy.Module):
         pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
         if error is not None:  # malformed LM output writes no memory
             return dspy.Prediction(lessons=[], kind=verdict.label)
+        record = action_record(task, trajectory) if self.action_record and verdict.is_success else None
+        extra = [record] if record is not None else []
         drafts = getattr(pred, "lessons", None)
-        return dspy.Prediction(lessons=normalise_lessons(drafts, self.max_lessons), kind=verdict.label, drafts=drafts)
+        lessons = normalise_lessons(drafts, self.max_lessons) + extra
+        return dspy.Prediction(lessons=lessons, kind=verdict.label, drafts=drafts)
 
     def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
         return run(self._plan(task, trajectory, verdict))

@@ -6,17 +6,9 @@ from __future__ import annotations
 import pytest
 from dspy.utils import DummyLM
 
+from rbdspy.action_text import memory_actions, opposite, sequences, simplify
 from rbdspy.envs import EnvAgent
-from rbdspy.envs.memory_routes import (
-    RouteSuggester,
-    join,
-    memory_actions,
-    opposite,
-    route,
-    sequences,
-    simplify,
-    task_things,
-)
+from rbdspy.envs.memory_routes import RouteSuggester, join, route, task_things
 from rbdspy.memory.formatting import format_memory_block
 
 MUG_AND_STAND = "> go north | > take mug | > go south | > put mug on stand"

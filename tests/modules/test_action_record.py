@@ -1,0 +1,86 @@
+"""The action record: a success's accepted actions as one memory item, written beside the
+extractor's lessons when asked, never on a failure or a failed extraction."""
+
+import dspy
+from dspy.utils import DummyLM
+
+from rbdspy.action_text import sequences
+from rbdspy.modules.action_record import accepted_actions, action_record
+from rbdspy.modules.extractor import Extractor
+from rbdspy.types import CONTENT_MAX, Step, Trajectory
+
+
+def _episode(*turns: tuple[str, bool]) -> Trajectory:
+    steps = [Step(role="env", content="You are in a hall.")]
+    for action, valid in turns:
+        steps += [Step(role="agent", content=action), Step(role="env", content="...", metadata={"valid": valid})]
+    return Trajectory(task="Put the mug on the stand.", steps=steps, outcome=True)
+
+
+WON = _episode(
+    ("go north", True),
+    ("go south", True),
+    ("go north", True),
+    ("take mug", True),
+    ("take mug", True),
+    ("fly", False),
+    ("go south", True),
+    ("put mug on stand", True),
+)
+
+
+def test_accepted_actions_drop_refused_actions_repeats_and_undone_moves():
+    assert accepted_actions(WON) == ["go north", "take mug", "go south", "put mug on stand"]
+    assert accepted_actions(_episode(("fly", False))) == []
+
+
+def test_the_record_is_one_item_of_actions_the_route_reader_reads_back():
+    record = action_record("Put the mug on the stand.", WON)
+    assert record.title == "Actions that did it: Put the mug on the stand."
+    assert record.content == "> go north | > take mug | > go south | > put mug on stand"
+    assert sequences(f"    Content: {record.content}") == [["go north", "take mug", "go south", "put mug on stand"]]
+    assert action_record("t", _episode(("fly", False))) is None
+
+
+def test_a_long_record_keeps_its_start():
+    long = _episode(*[(f"take thing number {i}", True) for i in range(200)])
+    record = action_record("t", long)
+    assert len(record.content) <= CONTENT_MAX
+    assert record.content.startswith("> take thing number 0 | > take thing number 1 |")
+
+
+def _lessons(verdict: str, answers: list, **options) -> list:
+    dspy.configure(lm=DummyLM(answers))
+    return Extractor(**options)(task=WON.task, trajectory=WON, verdict=verdict).lessons
+
+
+LESSON = {"title": "Fetch first", "description": "When a task moves a thing.", "content": "Take it, then go."}
+
+
+def test_the_extractor_adds_the_record_to_a_success_only_when_asked():
+    titles = [item.title for item in _lessons("success", [{"lessons": [LESSON]}], action_record=True)]
+    assert titles == ["Fetch first", "Actions that did it: Put the mug on the stand."]
+    assert [item.title for item in _lessons("success", [{"lessons": [LESSON]}])] == ["Fetch first"]
+    assert [item.title for item in _lessons("failure", [{"lessons": [LESSON]}], action_record=True)] == ["Fetch first"]
+
+
+def test_a_failed_extraction_writes_no_record():
+    assert _lessons("success", [{"lessons": "not a list"}] * 3, action_record=True) == []
+
+
+class _Won(dspy.Module):
+    """An agent whose episode is WON, whatever the task."""
+
+    def forward(self, task: str, memory: str = ""):
+        return dspy.Prediction(answer="done", trajectory=WON)
+
+
+def test_a_bank_with_the_record_stores_it_beside_its_lessons(store):
+    from rbdspy.modules import ReasoningBank
+
+    dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
+    bank = ReasoningBank(agent=_Won(), store=store, trust_outcome=True, compiled=None)
+    bank.extractor.action_record = True
+    bank(task=WON.task)
+    contents = [item.content for item in store.list()]
+    assert "> go north | > take mug | > go south | > put mug on stand" in contents
