@@ -128,7 +128,7 @@ class _Episode:
         self.window: list[tuple[str, str]] = []
         self.observation = ""
         self.admissible: list[str] = []
-        self.actions = self.invalid = self.errors = self.reasked = 0
+        self.actions = self.invalid = self.errors = self.reasked = self.replaced = 0
         self.done = False
         self.visited: list[str] = []
         self.tried: set[tuple] = set()
@@ -165,6 +165,20 @@ class _Episode:
     def repeats(self, action: str) -> bool:
         """Whether `action` was already played from the state the agent is in (repeat guard)."""
         return self.agent.repeat_guard and (self.state(), action.lower()) in self.tried
+
+    def insisted(self, action: str) -> str:
+        """The action the repeat guard plays after its second ask: the agent's, unless it repeats
+        again and, with `focus`, an admissible action does what the task says; then that one
+        (calibration: holding the cashew, with "eat cashew" named and first, the agent answered
+        "take cashew" to every prompt). Only the task's own action replaces a repeat, never a
+        suggestion from memory: memory stays data."""
+        if not (self.agent.focus and self.repeats(action)):
+            return action
+        done_by = task_action(self.admissible[: self.agent.max_admissible], self.prompt_task)
+        if done_by is None:
+            return action
+        self.replaced += 1
+        return done_by
 
     def inputs(self, struck: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
@@ -261,6 +275,7 @@ class _Episode:
                 invalid_actions=self.invalid,
                 lm_errors=self.errors,
                 **({"repeats_reasked": self.reasked} if self.agent.repeat_guard else {}),
+                **({"repeats_replaced": self.replaced} if self.agent.repeat_guard and self.agent.focus else {}),
                 max_steps=self.agent.max_steps,
                 stopped="done" if self.done else "max_steps",
             ),
@@ -284,7 +299,8 @@ class EnvAgent(dspy.Module):
         status_line: show where the agent is, what it carries and the rooms it has visited
             above the observation (environments with a `status()`; see agent_loop.py).
         repeat_guard: ask once more, with the action struck, when the agent picks an action it
-            already played from the same state (see agent_loop.py).
+            already played from the same state; if it insists and (with `focus`) an admissible
+            action does what the task says, play that one instead (see agent_loop.py).
         suggest: offer the next step of the route the memory block's action sequences remember
             to what the task names, first in the admissible list (see memory_routes.py).
         focus: list the admissible actions that name something the task names first, and the one
@@ -376,7 +392,7 @@ class EnvAgent(dspy.Module):
                     if episode.repeats(action):
                         episode.reasked += 1
                         pred = yield Call(self.act, episode.inputs(struck=action))
-                        action = episode.action_from(pred)
+                        action = episode.insisted(episode.action_from(pred))
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     episode.report(index)

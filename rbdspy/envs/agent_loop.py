@@ -24,7 +24,8 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
 - Repeat guard: the state an action is taken from is (room, what the agent carries) where the
   environment says so, else the observation text. An action chosen again from a state it was
   already played from changed nothing the first time it mattered, so the agent is asked once more
-  with that action struck from the list and a note saying why; if it insists, the action is played.
+  with that action struck from the list and a note saying why; if it insists, the action is played,
+  unless (with `focus`) an admissible action does what the task says: that one is played instead.
 """
 
 from __future__ import annotations

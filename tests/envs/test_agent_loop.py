@@ -104,6 +104,24 @@ def test_focus_names_the_action_that_does_what_the_task_says_once_it_is_admissib
         assert "[This action does what the task says" not in _prompt(lm, 0)
 
 
+def test_an_insisted_repeat_is_replaced_by_the_action_that_does_the_task_with_focus(house):
+    import dspy
+
+    task = "textworld/3/dev/1"  # Put the sponge on the rack: go north, take sponge, put sponge on rack
+    *way, last = house.quest(task).walkthrough
+    assert way[-1].startswith("take ")
+    # The agent takes the sponge, then asks for it again three times: the second try is refused
+    # from the same state, the third is a repeat from there, re-asked, and insisted on.
+    script = [*way, way[-1], way[-1], way[-1]]
+    for focus, won in ((True, True), (False, False)):
+        with dspy.context(lm=_lm(*script)):
+            pred = EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True, focus=focus)(task="t", task_id=task)
+        played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+        assert played[-1] == (last if focus else way[-1]) and pred.trajectory.outcome is won
+        assert pred.trajectory.metadata["repeats_reasked"] == 1
+        assert pred.trajectory.metadata.get("repeats_replaced", 0) == (1 if focus else 0)
+
+
 def test_helpers_and_variants():
     assert status_line(None, []) == ""
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
