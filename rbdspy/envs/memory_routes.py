@@ -12,11 +12,12 @@ offered the next step of the route to what its task names:
    doors opened before that action (from the start, where every episode of the world begins); to
    fetch, that action too ("take loaf of bread"). A move followed by its opposite cancels out.
 3. From where the agent is: back along its own moves to where they left the route, then on along
-   the route. Once an action of the agent's has named the first thing (it took or opened it), the
-   route leads to the second; with no second thing, nothing more is suggested.
+   the route. Once the agent has taken (or opened) the first thing, the route leads to the second;
+   with no second thing, nothing more is suggested.
 
-The final action of a task ("put loaf of bread on stand") is never suggested: a sequence about
-another goal says nothing about it, and the agent's own choice (or `focus`) makes it. A suggestion
+What is done with the things at the end ("put loaf of bread on stand", "eat grape") is never
+suggested: a sequence about another goal says nothing about it, and the agent's own choice (or
+`focus`) makes it; a route ends with taking the first thing or in the second thing's room. A suggestion
 is always an admissible action, shown first, never played for the agent; an action the
 environment does not accept now ends the suggestion rather than skipping ahead to a wrong room.
 """
@@ -120,5 +121,5 @@ class RouteSuggester:
         action = action.lower().strip()
         if move_of(action):
             self.moves = simplify(self.moves + [action])
-        if self.things and names(action, self.things[0]):
-            self.fetched = True
+        if self.things and _FETCH.match(action) and names(action, self.things[0]):
+            self.fetched = True  # taken or opened: examining it is not fetching it

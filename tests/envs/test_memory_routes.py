@@ -71,6 +71,8 @@ def test_the_suggester_fetches_then_brings_back_from_where_the_agent_is():
     assert suggester.suggest(["go north", "go west", "take stapler"]) == "go north"
     suggester.played("go north", valid=True)
     assert suggester.suggest(["take mug", "go south", "go east"]) == "take mug"
+    suggester.played("examine mug", valid=True)  # looking at it is not taking it
+    assert suggester.suggest(["take mug", "go south", "go east"]) == "take mug"
     suggester.played("take mug", valid=True)
     # the fridge is north-east of the start, and the agent is north of it already
     assert suggester.suggest(["go south", "go east", "insert mug into fridge"]) == "go east"
