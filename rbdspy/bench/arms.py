@@ -61,6 +61,11 @@ def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
 
 
+# A success writes its lessons and its action record under the same task, so they tie in
+# retrieval; k=3 serves the record beside them (and as many items as gold-exemplar serves).
+ACTION_RECORD_K = 3
+
+
 def _with_action_record(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
     def make(ctx: BuildContext) -> dspy.Module:
         bank = build(ctx)
@@ -120,9 +125,9 @@ ARMS: dict[str, Arm] = {
         ),
         Arm(
             "reasoningbank-actions",
-            "rbdspy's defaults, and each judged success also stored as the actions that won it (routes for "
-            "EnvAgent(suggest=True))",
-            _with_action_record(_improved()),
+            "rbdspy's defaults with k=3, and each judged success also stored as the actions that won it "
+            "(routes for EnvAgent(suggest=True))",
+            _with_action_record(_improved(k=ACTION_RECORD_K)),
         ),
         Arm(
             "reasoningbank-seeded",
