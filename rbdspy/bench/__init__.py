@@ -1,16 +1,19 @@
 """rbdspy.bench: does memory make the agent better, and at what cost?
 
-    from rbdspy.bench import run_bench
+    from rbdspy.bench import BenchOptions, run_bench
     results = run_bench(lm, embedder, "bench-runs/x", env="twx", arms="default", seed=0)
+    results = run_bench(lm, embedder, "bench-runs/y", BenchOptions(env="twx", arms="default", seed=0))
 
 Files, one job each: tasks.py (the paired stream), arms.py (arm registry), baselines.py
-(no-memory, success-only, Synapse- and AWM-style memories), runner.py (plays the arms, resumable
-JSONL records; LM calls and tokens per task counted with rbdspy.lm.usage), executors.py (the arms
-one after another, or each as a Ray task), stats.py (summaries, paired bootstrap), report.py (JSON,
-Markdown, PNGs), mlflow_log.py (parent run + a child per arm).
+(no-memory, success-only, Synapse- and AWM-style memories), options.py (BenchOptions, a run's
+settings), runner.py (plays the arms, resumable JSONL records; LM calls and tokens per task counted
+with rbdspy.lm.usage), executors.py (the arms one after another, or each as a Ray task), stats.py
+(summaries, paired bootstrap), report.py (JSON, Markdown, PNGs), mlflow_log.py (parent run + a
+child per arm).
 """
 
 from rbdspy.bench.arms import ARM_SETS, ARMS, parse_arms
+from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.runner import DEFAULT_MAX_STEPS, DEFAULT_TASKS, SMOKE_MAX_STEPS, SMOKE_TASKS, report_run, run_bench
 from rbdspy.bench.stats import compare, paired_bootstrap, summarise
 from rbdspy.bench.tasks import build_stream
@@ -22,6 +25,7 @@ __all__ = [
     "DEFAULT_TASKS",
     "SMOKE_MAX_STEPS",
     "SMOKE_TASKS",
+    "BenchOptions",
     "build_stream",
     "compare",
     "paired_bootstrap",

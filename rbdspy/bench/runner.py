@@ -30,6 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from rbdspy.bench.arms import ARMS, parse_arms
 from rbdspy.bench.executors import ArmJob, make_executor
+from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_record  # noqa: F401  (public here too)
 from rbdspy.bench.provenance import session_info
 from rbdspy.bench.records import arm_path, read_records
@@ -145,94 +146,60 @@ def run_bench(
     lm: dspy.BaseLM,
     embedder: Any,
     out_dir: str | Path | None = None,
+    options: BenchOptions | None = None,
     *,
-    env: str | None = None,
-    n_tasks: int | None = None,
-    arms: str | list[str] | None = None,
-    seed: int = 0,
-    max_steps: int | None = None,
-    compiled: bool = True,
-    resume: bool = False,
-    smoke: bool = False,
-    build_fraction: float = 0.5,
-    measure_split: str = "dev",
-    lm_name: str = "",
-    embedder_name: str = "",
     environment=None,
     console: Console | None = None,
-    mlflow: bool = True,
-    experiment: str = "rbdspy-bench",
-    n_resamples: int | None = None,
-    task_set: str = "demo",
-    seed_from: list[str | Path] | None = None,
-    seed_per_type: int = 2,
-    executor: str = "local",
-    ray_address: str | None = None,
-    workers: int | None = None,
-    bank_url: str | None = None,
-    world_seed: int | None = None,
-    agent: str = "plain",
+    **overrides: Any,
 ) -> dict[str, Any]:
-    """Runs the benchmark and writes its outputs; returns the results dict (results.json).
+    """Runs the benchmark and writes its outputs to `out_dir` (default `bench-runs/<timestamp>`);
+    returns the results dict (results.json).
 
-    `task_set` names the games and sizes the stream draws from (`rbdspy.envs.task_sets`); `env`
-    defaults to the one the set is played in (twx for demo and lift, textworld for house and
-    house-shuffled), and `world_seed` picks a house stream's world. `agent` names the EnvAgent
-    variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`: plain, status, guard,
-    loop).
-    Seeded arms learn from `seed_per_type` records of each of the stream's task types in the
-    `seed_from` JSONL files (train records only; default `datasets/<env>-train.jsonl`).
-
-    `smoke` shrinks the stream to SMOKE_TASKS tasks of SMOKE_MAX_STEPS steps (CI size; unless
-    n_tasks / max_steps are given). `environment` reuses an open environment (tests); by default
-    the demo's small task set of `env` is opened and closed here.
-
-    `executor` says where the arms play (`rbdspy.bench.executors`): "local", one after another
-    in this process, or "ray", one Ray task per arm on the cluster at `ray_address` (default: a
-    local one of `workers` CPUs), each worker opening `env`'s `task_set` itself (`environment`
-    then only draws the stream). Either way the records are the same.
-
-    `bank_url` keeps every arm's bank on that PostgreSQL server (namespace `bench/<run>/<arm>`)
-    instead of under the run directory: what arms on several machines share."""
+    The settings are a `BenchOptions` (see its fields), or its fields as keyword arguments, or
+    both (the keywords replace the object's fields); a keyword that is not a field is a TypeError.
+    `environment` reuses an open environment (tests); by default `env`'s `task_set` is opened and
+    closed here (with the ray executor, each worker opens its own and `environment` only draws
+    the stream). `console` is where progress and the results table are printed."""
     from rbdspy.bench.report import write_reports
     from rbdspy.bench.stats import DEFAULT_RESAMPLES
     from rbdspy.envs.task_sets import open_task_set
 
+    o = BenchOptions.merged(options, overrides, "run_bench")
     console = console or Console()
-    env = env_for_task_set(task_set, env)
-    if world_seed is not None and env != "textworld":
+    env = env_for_task_set(o.task_set, o.env)
+    if o.world_seed is not None and env != "textworld":
         raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
-    agent_options(agent)  # an unknown variant fails before any work
-    runner = make_executor(executor, address=ray_address, workers=workers)  # before any work: Ray may be missing
-    n_tasks = n_tasks if n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS)
-    max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
+    agent_options(o.agent)  # an unknown variant fails before any work
+    runner = make_executor(o.executor, address=o.ray_address, workers=o.workers)  # before any work: Ray may be missing
+    n_tasks = o.n_tasks if o.n_tasks is not None else (SMOKE_TASKS if o.smoke else DEFAULT_TASKS)
+    max_steps = o.max_steps if o.max_steps is not None else (SMOKE_MAX_STEPS if o.smoke else DEFAULT_MAX_STEPS)
     if max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
     config = BenchConfig(
         env=env,
         n_tasks=n_tasks,
-        arms=parse_arms(arms),
-        seed=seed,
+        arms=parse_arms(o.arms),
+        seed=o.seed,
         max_steps=max_steps,
-        compiled=compiled,
-        build_fraction=build_fraction,
-        measure_split=measure_split,
-        smoke=smoke,
-        lm=lm_name,
-        embedder=embedder_name,
-        task_set=task_set,
-        seed_from=[str(p) for p in (seed_from or [])],
-        seed_per_type=seed_per_type,
-        bank_url=redacted(bank_url) if bank_url else "",
-        world_seed=world_seed,
-        agent=agent,
+        compiled=o.compiled,
+        build_fraction=o.build_fraction,
+        measure_split=o.measure_split,
+        smoke=o.smoke,
+        lm=o.lm_name,
+        embedder=o.embedder_name,
+        task_set=o.task_set,
+        seed_from=[str(p) for p in (o.seed_from or [])],
+        seed_per_type=o.seed_per_type,
+        bank_url=redacted(o.bank_url) if o.bank_url else "",
+        world_seed=o.world_seed,
+        agent=o.agent,
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
-    world = {"world_seed": world_seed} if world_seed is not None else {}
-    environment = environment if environment is not None else open_task_set(env, task_set, **world)
+    world = {"world_seed": o.world_seed} if o.world_seed is not None else {}
+    environment = environment if environment is not None else open_task_set(env, o.task_set, **world)
     try:
-        stream = _prepare_dir(out_dir, config, resume, environment)
+        stream = _prepare_dir(out_dir, config, o.resume, environment)
         seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -251,13 +218,13 @@ def run_bench(
                 stream,
                 out_dir,
                 env,
-                task_set,
+                o.task_set,
                 max_steps,
-                compiled,
+                o.compiled,
                 seeds if ARMS[name].seeded else None,
-                bank_url or "",
-                world_seed,
-                agent,
+                o.bank_url or "",
+                o.world_seed,
+                o.agent,
             )
             for name in config.arms
         ]
@@ -272,9 +239,9 @@ def run_bench(
         stream,
         records,
         console=console,
-        mlflow=mlflow,
-        experiment=experiment,
-        n_resamples=n_resamples or DEFAULT_RESAMPLES,
+        mlflow=o.mlflow,
+        experiment=o.experiment,
+        n_resamples=o.n_resamples or DEFAULT_RESAMPLES,
     )
 
 

@@ -1,12 +1,13 @@
 """rbdspy.optimizers: compiling the judge and the extractors against labelled trajectories.
 
-    from rbdspy.optimizers import compile_program, evaluate_program
+    from rbdspy.optimizers import CompileOptions, compile_program, evaluate_program
     compile_program("judge", "gepa", train=["datasets/twx-train.jsonl"], dev=["datasets/twx-dev.jsonl"],
-                    budget=48, out_dir="compiled/")
+                    budget=48, out_dir="compiled/")   # or CompileOptions(budget=48) in place of the keywords
 
 metrics.py (what is optimised), examples.py (records -> dspy.Example), recipes.py (one recipe per
 optimizer, budget -> knobs), instruction_pool.py (the written judging strategies the `pool` recipe
-scores), compile.py (run, evaluate before/after, save, log to MLflow).
+scores), options.py (CompileOptions, a compile's settings), compile.py (run, evaluate before/after,
+save, log to MLflow).
 """
 
 from rbdspy.optimizers.compile import (
@@ -28,11 +29,13 @@ from rbdspy.optimizers.metrics import (
     judge_score,
     make_extractor_metric,
 )
+from rbdspy.optimizers.options import CompileOptions
 from rbdspy.optimizers.recipes import OPTIMIZERS, TARGETS
 
 __all__ = [
     "OPTIMIZERS",
     "TARGETS",
+    "CompileOptions",
     "CompileResult",
     "CompileSettings",
     "EvalReport",

@@ -3,6 +3,7 @@ run per compile.
 
     result = compile_program("judge", "gepa", train=["datasets/twx-train.jsonl"],
                              dev=["datasets/twx-dev.jsonl"], budget=48, out_dir="compiled/")
+    # the settings as one object: compile_program("judge", "gepa", train, dev, CompileOptions(budget=48), ...)
     ReasoningBank(agent, store, compiled="compiled/")
 
 A judge is compiled for one design and one renderer (`design=`, `renderer=`, as `Judge` takes
@@ -42,6 +43,7 @@ from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN, Judge
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled, make_examples
 from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
+from rbdspy.optimizers.options import CompileOptions
 from rbdspy.optimizers.plots import confusion_png
 from rbdspy.optimizers.recipes import RECIPES, check, defaults_for, plan
 from rbdspy.optimizers.usage import CountingMetric
@@ -209,49 +211,40 @@ def compile_program(
     optimizer: str,
     train: Sequence[str | Path],
     dev: Sequence[str | Path],
+    options: CompileOptions | None = None,
     *,
     out_dir: str | Path,
-    budget: int | None = None,
     lm: Any = None,
     reflection_lm: Any = None,
     rubric_lm: Any = None,
-    train_limit: int | None = None,
-    dev_limit: int | None = None,
-    max_demos: int | None = None,
-    seed: int = 0,
-    num_threads: int = 1,
-    in_all: bool = False,
-    experiment: str = tracking.DEFAULT_EXPERIMENT,
-    log_model: bool = True,
-    display_progress: bool = True,
-    extra_params: dict[str, Any] | None = None,
-    design: str = DEFAULT_JUDGE_DESIGN,
-    renderer: Any = DEFAULT_BUDGET_TOKENS,
+    **overrides: Any,
 ) -> CompileResult:
-    """Compiles one target (see the module docstring). `lm` defaults to `dspy.settings.lm`;
-    `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`; `budget`, the limits and
-    `max_demos` to the recipe defaults for the target. `design` (judge only) and `renderer`
-    build the student, and `renderer` renders the examples it is compiled and scored on."""
+    """Compiles one target (see the module docstring) and saves it in `out_dir`. The settings are
+    a `CompileOptions` (see its fields), or its fields as keyword arguments, or both (the keywords
+    replace the object's fields); a keyword that is not a field is a TypeError. `lm` defaults to
+    `dspy.settings.lm`; `reflection_lm` (GEPA's reflection, MIPROv2's proposer) to `lm`;
+    `rubric_lm`, when given, also grades the extractors' lessons."""
+    o = CompileOptions.merged(options, overrides, "compile_program")
     check(target, optimizer)
-    renderer = as_renderer(renderer)  # one renderer for the student and its examples
-    student = new_program(target, design=design, renderer=renderer)  # a bad design fails here, before any work
+    renderer = as_renderer(o.renderer)  # one renderer for the student and its examples
+    student = new_program(target, design=o.design, renderer=renderer)  # a bad design fails here, before any work
     settings = compile_settings(
         target,
         optimizer,
-        in_all=in_all,
-        budget=budget,
-        train_limit=train_limit,
-        dev_limit=dev_limit,
-        max_demos=max_demos,
+        in_all=o.in_all,
+        budget=o.budget,
+        train_limit=o.train_limit,
+        dev_limit=o.dev_limit,
+        max_demos=o.max_demos,
     )
     budget, train_limit, dev_limit = settings.budget, settings.train_limit, settings.dev_limit
     max_demos = settings.max_demos
     lm, rubric = _lm_and_rubric(target, lm, rubric_lm, "compile")
     train_files, dev_files = expand_paths(train), expand_paths(dev)
-    train_records = balanced_sample(load_labelled(train_files), train_limit, seed)
-    dev_records = balanced_sample(load_labelled(dev_files), dev_limit, seed)
-    trainset = make_examples(target, train_records, renderer=renderer, design=design)
-    devset = make_examples(target, dev_records, renderer=renderer, design=design)
+    train_records = balanced_sample(load_labelled(train_files), train_limit, o.seed)
+    dev_records = balanced_sample(load_labelled(dev_files), dev_limit, o.seed)
+    trainset = make_examples(target, train_records, renderer=renderer, design=o.design)
+    devset = make_examples(target, dev_records, renderer=renderer, design=o.design)
     if not trainset:
         raise ValueError(f"no training records in {', '.join(map(str, train_files))}")
     plan(optimizer, budget, len(trainset))  # a budget too small for the optimizer fails before any LM call
@@ -265,7 +258,7 @@ def compile_program(
     params = {
         "target": target,
         "optimizer": optimizer,
-        "design": design if target == "judge" else "",
+        "design": o.design if target == "judge" else "",
         "renderer": renderer_name(renderer),
         "budget_metric_calls": budget,
         "lm": _lm_name(lm),
@@ -280,17 +273,26 @@ def compile_program(
         "train_limit": train_limit,
         "dev_limit": dev_limit,
         "max_demos": max_demos,
-        "seed": seed,
-        "num_threads": num_threads,
-        **(extra_params or {}),
+        "seed": o.seed,
+        "num_threads": o.num_threads,
+        **(o.extra_params or {}),
     }
+
+    def score(program: dspy.Module) -> EvalReport | None:
+        """The program's dev scores (None without dev records)."""
+        if not devset:
+            return None
+        return evaluate(
+            program, devset, target, num_threads=o.num_threads, display_progress=o.display_progress, rubric=rubric
+        )
+
     started = time.perf_counter()
     # The run first: it switches DSPy autologging on, and dspy.context copies the callbacks as
     # they are when it is entered, so the other order records no trace of this compile.
     with (
         tracking.run(
             f"compile-{target}-{optimizer}",
-            experiment=experiment,
+            experiment=o.experiment,
             tags={"rbdspy.kind": "compile", "rbdspy.target": target},
         ) as active,
         dspy.context(lm=lm),
@@ -301,13 +303,7 @@ def compile_program(
         workdir = Path(tmp)
         tracking.log_params(params)
         with LmUsage() as usage:
-            before = (
-                evaluate(
-                    student, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
-                )
-                if devset
-                else None
-            )
+            before = score(student)
             compile_started = time.perf_counter()
             compiled, knobs = RECIPES[optimizer](
                 student,
@@ -319,17 +315,11 @@ def compile_program(
                 reflection_lm=reflection_lm,
                 max_demos=max_demos,
                 labeled_demos=max_demos if target == "judge" else 0,
-                seed=seed,
-                num_threads=num_threads,
+                seed=o.seed,
+                num_threads=o.num_threads,
             )
             compile_seconds = time.perf_counter() - compile_started
-            after = (
-                evaluate(
-                    compiled, devset, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
-                )
-                if devset
-                else None
-            )
+            after = score(compiled)
         tracking.log_params({f"recipe_{k}": v for k, v in knobs.items()})
         compiled.save(str(out_path))
         mlflow.log_artifact(str(out_path), artifact_path="compiled")
@@ -346,7 +336,7 @@ def compile_program(
             _log_report("dev_after", after, workdir)
             metrics["dev_gain"] = after.score - before.score
         mlflow.log_metrics(metrics)
-        if log_model:
+        if o.log_model:
             _log_model(compiled, target)
         run_id = active.info.run_id
     log.info(

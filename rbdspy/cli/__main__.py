@@ -1,0 +1,5 @@
+"""`python -m rbdspy.cli`: the `rbdspy` command."""
+
+from rbdspy.cli import main
+
+main()

@@ -1,0 +1,161 @@
+"""`rbdspy bench`: does memory make the agent better, and at what cost? Checks the options,
+builds a `BenchOptions` and runs `rbdspy.bench.run_bench` (or, with --report-only, `report_run`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rbdspy.bench.arms import ARM_SETS
+from rbdspy.cli.common import EmbedderOpt, LmOpt, check_env, get_console, models
+
+
+def bench(
+    env: str | None = typer.Option(
+        None,
+        "--env",
+        help="twx (small TextWorld-Express games) | scienceworld | textworld (persistent worlds); default: the "
+        "one --task-set is played in.",
+    ),
+    tasks: int | None = typer.Option(
+        None,
+        "--tasks",
+        "-n",
+        help="Tasks in the stream: --build-fraction of them built on train, the rest measured on dev (default 12).",
+    ),
+    arms: str = typer.Option(
+        "default",
+        "--arms",
+        help=f"Comma list of arms or sets: {', '.join(ARM_SETS)}, or arm names (see README).",
+    ),
+    seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
+    max_steps: int | None = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),
+    out: Path | None = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
+    smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
+    compiled: bool = typer.Option(
+        True, "--compiled/--uncompiled", help="The shipped compiled judge/extractor prompts, or the hand-written ones."
+    ),
+    experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
+    lm: str | None = LmOpt,
+    embedder: str | None = EmbedderOpt,
+    task_set: str = typer.Option(
+        "demo",
+        "--task-set",
+        help="Games the stream draws from: demo | lift | house (quests in one persistent TextWorld world) | "
+        "house-shuffled (every task in a world of its own).",
+    ),
+    world_seed: int | None = typer.Option(
+        None, "--world-seed", help="The world a house stream is played in (default 1; --env textworld only)."
+    ),
+    agent: str = typer.Option(
+        "plain",
+        "--agent",
+        help="The agent every arm plays with: plain | status (where it is, what it carries) | guard (no action "
+        "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
+        "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four).",
+    ),
+    seed_from: list[Path] | None = typer.Option(
+        None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
+    ),
+    seed_per_type: int = typer.Option(2, "--seed-per-type", help="Seed records per task type (seeded arms)."),
+    build_fraction: float = typer.Option(
+        0.5, "--build-fraction", help="Share of the stream built on train variations; the rest is measured on dev."
+    ),
+    report_only: bool = typer.Option(
+        False, "--report-only", help="Write the reports of the run in --out from its records so far; play nothing."
+    ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local (arms one after another, in this process) | ray (one Ray task per arm; needs the scale "
+        "extra). Same records either way.",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        help="With --executor ray: the cluster to join (e.g. auto, host:6379); default a local ray.init(). "
+        "--out must then be a path every node sees.",
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", help="With --executor ray: the local cluster's CPUs, and the most arms played at once."
+    ),
+    bank_url: str | None = typer.Option(
+        None,
+        "--bank-url",
+        help="Keep the arms' banks on this PostgreSQL server (postgresql://..., one namespace per run and arm) "
+        "instead of under --out/banks.",
+    ),
+):
+    """Does memory make the agent better, and at what cost? Plays the same task stream with each
+    arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
+    interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
+    from rbdspy.bench import BenchOptions, parse_arms, run_bench
+    from rbdspy.bench.executors import EXECUTORS
+    from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
+    from rbdspy.scale import NotPicklableError, RayMissingError
+
+    console = get_console()
+    if env is not None:
+        check_env(env, BENCH_ENVS)
+    try:
+        env = env_for_task_set(task_set, env)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--env/--task-set") from error
+    if world_seed is not None and (env != "textworld" or world_seed < 0):
+        raise typer.BadParameter("a non-negative world seed, with --env textworld", param_hint="--world-seed")
+    if executor not in EXECUTORS:
+        raise typer.BadParameter(f"{executor!r} is not one of {', '.join(EXECUTORS)}", param_hint="--executor")
+    if executor != "ray" and (ray_address is not None or workers is not None):
+        raise typer.BadParameter("applies to --executor ray only", param_hint="--ray-address/--workers")
+    if workers is not None and workers < 1:
+        raise typer.BadParameter(f"must be at least 1; got {workers}", param_hint="--workers")
+    try:
+        arm_names = parse_arms(arms)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--arms") from error
+    if resume and out is None:
+        raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
+    if report_only:
+        from rbdspy.bench import report_run
+
+        if out is None:
+            raise typer.BadParameter("--report-only needs --out, the directory of a run", param_hint="--report-only")
+        try:
+            report_run(out, console=console)
+        except (FileNotFoundError, ValueError) as error:
+            raise typer.BadParameter(str(error), param_hint="--out") from error
+        return
+    options = BenchOptions(
+        env=env,
+        n_tasks=tasks,
+        arms=arm_names,
+        seed=seed,
+        max_steps=max_steps,
+        compiled=compiled,
+        resume=resume,
+        smoke=smoke,
+        lm_name=lm or "local",
+        embedder_name=embedder or "local",
+        experiment=experiment,
+        task_set=task_set,
+        seed_from=seed_from,
+        seed_per_type=seed_per_type,
+        build_fraction=build_fraction,
+        executor=executor,
+        ray_address=ray_address,
+        bank_url=bank_url,
+        workers=workers,
+        world_seed=world_seed,
+        agent=agent,
+    )
+    try:
+        # Every field as a keyword: run_bench takes either, and one that stands in for it (a test) sees each setting.
+        run_bench(*models(lm, embedder), out, console=console, **options.as_kwargs())
+    except (RayMissingError, NotPicklableError) as error:
+        raise typer.BadParameter(str(error), param_hint="--executor") from error
+    except ConnectionError as error:
+        raise typer.BadParameter(str(error).splitlines()[0], param_hint="--bank-url") from error
+    except (FileExistsError, ValueError) as error:
+        raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks/--build-fraction") from error

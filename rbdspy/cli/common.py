@@ -1,0 +1,87 @@
+"""What the command groups of `rbdspy` share: the console they print to, the options spelled the
+same in every command (--lm, --embedder, --namespace, --memories, --rollouts), the models --lm and
+--embedder name, and the checks that turn a bad value into one error line naming the option and
+exit code 2 (typer.BadParameter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+NamespaceOpt = typer.Option(
+    None,
+    "--namespace",
+    envvar="RBDSPY_NAMESPACE",
+    help="On a postgresql:// bank: the tenant whose items are read and written (none: read all, write 'default').",
+)
+EmbedderOpt = typer.Option(
+    None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string."
+)
+LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
+# One vocabulary for every command: --memories (items retrieved per task), --rollouts (MaTTS).
+MemoriesOpt = typer.Option(1, "--memories", help="Memory items retrieved per task.")
+RolloutsOpt = typer.Option(
+    3,
+    "--rollouts",
+    help="With --matts: rollouts (parallel) or 1 rollout + rollouts-1 refinements (sequential) per task.",
+)
+
+
+def _package():
+    """`rbdspy.cli`: it holds `console` and `_models`, which the commands look up there at each call
+    so that a caller (a test) can swap them."""
+    import rbdspy.cli
+
+    return rbdspy.cli
+
+
+def get_console() -> Console:
+    """The console the commands print to (`rbdspy.cli.console`)."""
+    return _package().console
+
+
+def models(lm: str | None, embedder: str | None) -> tuple:
+    """The LM and the embedder that --lm and --embedder name (`rbdspy.cli._models`: `load_models`)."""
+    return _package()._models(lm, embedder)
+
+
+def deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_value):
+    """The value of option `param` (`new`), or of its deprecated spelling `old` when that was
+    used instead, with a one-line warning on stderr. Both at once is an error."""
+    value = ctx.params[param]
+    if old_value is None:
+        return value
+    source = ctx.get_parameter_source(param)  # by name: typer ships its own copy of click's enum
+    if source is not None and source.name != "DEFAULT":
+        raise typer.BadParameter(f"{old} is the deprecated spelling of {new}; give only {new}", param_hint=new)
+    typer.echo(f"Warning: {old} is deprecated; use {new} (it does the same).", err=True)
+    return old_value
+
+
+def check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
+    """--env must be one of `offered` (default: the environments the demo plays)."""
+    from rbdspy.envs.task_sets import DEMO_ENVS
+
+    offered = offered or DEMO_ENVS
+    if env not in offered:
+        raise typer.BadParameter(f"{env!r} is not one of {', '.join(offered)}", param_hint="--env")
+
+
+def load_models(lm: str | None, embedder: str | None) -> tuple:
+    """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
+    from rbdspy.lm import make_embedder, make_lm
+
+    try:  # both are checked before any work: a wrong name is one line and exit 2
+        return make_lm(lm), make_embedder(embedder)
+    except ValueError as error:
+        hint = "--lm" if "LM spec" in str(error) else "--embedder"
+        raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
+
+
+def bank_location(path: str) -> Path | str:
+    """--path as MemoryStore takes it: a URL stays a string (a Path would fold its //)."""
+    from rbdspy.memory.postgres import is_postgres_url
+
+    return path if is_postgres_url(path) else Path(path)

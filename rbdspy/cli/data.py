@@ -1,0 +1,88 @@
+"""`rbdspy data ...`: labelled trajectory datasets from real environments (build, stats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from rbdspy.cli.common import get_console
+
+data_app = typer.Typer(help="Build labelled trajectory datasets from real environments.", no_args_is_help=True)
+
+
+def _game_params(values: list[str]) -> dict[str, str]:
+    """`GAME:KEY=V,KEY=V` strings -> {game: "KEY=V,KEY=V"}."""
+    out = {}
+    for value in values:
+        game, sep, spec = value.partition(":")
+        if not sep or not game.strip() or "=" not in spec:
+            raise typer.BadParameter(
+                f"{value!r} is not GAME:KEY=VALUE[,KEY=VALUE...] (e.g. coin:numLocations=3)", param_hint="--params"
+            )
+        out[game.strip()] = spec.strip()
+    return out
+
+
+@data_app.command("build")
+def data_build(
+    env: str = typer.Option(..., "--env", help="scienceworld | twx"),
+    split: str = typer.Option("train", "--split", help="train | dev | test"),
+    n: int = typer.Option(100, "--n", help="How many records to write."),
+    out: Path | None = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
+    seed: int = typer.Option(0, "--seed"),
+    task_types: str | None = typer.Option(None, "--task-types", help="Comma-separated task types (default: all)."),
+    gold_cache: Path | None = typer.Option(
+        None, "--gold-cache", help="JSON file pinning gold paths, for reproducible rebuilds."
+    ),
+    agent_lm: str | None = typer.Option(
+        None, "--agent-lm", help="Also add rollouts of EnvAgent on this LM (e.g. local)."
+    ),
+    max_steps: int = typer.Option(30, "--max-steps", help="Step limit of agent rollouts."),
+    agent_only: bool = typer.Option(
+        False, "--agent-only", help="Only agent rollouts (needs --agent-lm), every label kept."
+    ),
+    params: list[str] | None = typer.Option(
+        None, "--params", help="TextWorld-Express game parameters, GAME:KEY=V,KEY=V (repeatable)."
+    ),
+):
+    """Write trajectories labelled by the environment's score: gold paths, broken gold paths the
+    environment confirms as failures, and optionally agent rollouts. Every record is replayed
+    before it is written; records that do not reproduce their label are discarded."""
+    from rbdspy.envs import EnvAgent, build_dataset, make_env
+
+    console = get_console()
+    out = out or Path("datasets") / f"{env}-{split}.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if agent_only and not agent_lm:
+        raise typer.BadParameter(
+            "--agent-only needs --agent-lm (the LM whose rollouts to record)", param_hint="--agent-only"
+        )
+    options: dict = {"gold_cache": gold_cache} if gold_cache else {}
+    if params:
+        options["params"] = _game_params(params)
+    with make_env(env, **options) as environment:
+        agent = None
+        if agent_lm:
+            import dspy
+
+            from rbdspy.lm import make_lm
+
+            # JSONAdapter: the embedded engine then constrains each action to the output schema.
+            dspy.configure(lm=make_lm(agent_lm), adapter=dspy.JSONAdapter())
+            agent = EnvAgent(environment, max_steps=max_steps)
+        types = [t.strip() for t in task_types.split(",")] if task_types else None
+        report = build_dataset(
+            environment, split, n, out, agent=agent, seed=seed, task_types=types, gold=not agent_only
+        )
+    console.print(report)
+    console.print(f"wrote {out}")
+
+
+@data_app.command("stats")
+def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Dataset JSONL files.")):
+    """Counts per file, split, task type, label and provenance, as Markdown (the datasheet's tables)."""
+    from rbdspy.envs.dataset_stats import file_table, overlap, type_table
+
+    table, _ = file_table(files)
+    typer.echo(table + "\n\n" + type_table(files) + f"\n\nTask ids found in more than one split: {overlap(files)}")
