@@ -1,6 +1,7 @@
 """`rbdspy demo`: EnvAgent wrapped in a ReasoningBank on a short stream of real environment tasks.
 
-Each task is played in the environment (TextWorld-Express by default, ScienceWorld on request),
+Each task is played in the environment (by default quests in one persistent TextWorld world that
+fetch the same thing; TextWorld-Express or ScienceWorld games on request),
 judged by the bank's LM judge, and distilled into memory; the next task retrieves from what the
 earlier ones left. The environment's own success flag is printed next to the judge's verdict, so
 a user sees where the judge was right; the bank itself learns from the judge (as it would on a
@@ -13,9 +14,15 @@ columns and in a file. A progress bar is drawn only on an interactive terminal. 
 failed (raised, or got no answer from the LM on any step) says so; `failed_everywhere` tells the
 command when that happened on every task.
 
-The task set (small TextWorld-Express games, short ScienceWorld task types, interleaved so that
-every task after the first round has a lesson from its own kind to retrieve) lives in
-rbdspy/envs/task_sets.py, which `rbdspy bench` plays too; its names are re-exported here.
+In the persistent world the agent is the `routes` variant (where it is and what it carries, no
+repeated action from the same state, the action that does the task named, memory as suggested
+next steps) and the bank also stores each success as the actions that won it, so a later quest is
+offered the way an earlier one went: a step the agent played because memory suggested it is
+marked "(memory)" as it is printed.
+
+The task sets (quests of one house, small TextWorld-Express games, short ScienceWorld task types
+interleaved so that every task after the first round has a lesson from its own kind to retrieve)
+live in rbdspy/envs/task_sets.py, which `rbdspy bench` plays too; its names are re-exported here.
 """
 
 from __future__ import annotations
@@ -92,6 +99,13 @@ def _lm_failure(trajectory) -> str | None:
     return _one_line(f"the LM failed on all {errors} steps; first: {first}")
 
 
+def _suggestions(trajectory) -> dict[str, int]:
+    """How many steps memory suggested an action on, and on how many the agent played it."""
+    agent_steps = [step for step in (trajectory.steps if trajectory is not None else []) if step.role == "agent"]
+    offered = [step for step in agent_steps if step.metadata.get("suggested")]
+    return {"suggested": len(offered), "followed": sum(s.metadata["suggested"] == s.content for s in offered)}
+
+
 def _row(task_id: str, pred: dspy.Prediction) -> dict:
     trajectory = pred.trajectory  # None only when every MaTTS rollout failed
     meta = trajectory.metadata if trajectory is not None else {}
@@ -105,6 +119,7 @@ def _row(task_id: str, pred: dspy.Prediction) -> dict:
         "invalid": int(meta.get("invalid_actions", 0) or 0),
         "lm_errors": int(meta.get("lm_errors", 0) or 0),
         "error": None,
+        **_suggestions(trajectory),
     }
     rollouts = getattr(pred, "rollouts", None) or []
     rollout_errors = [r.error for r in rollouts if r.error and r.trajectory is None]
@@ -156,8 +171,13 @@ def step_line(event, width: int) -> Text:
     action = clip(event.action, max(12, min(ACTION_SHOWN, width - len(prefix) - 3 - 24))) or "(empty action)"
     room = max(24, min(OBSERVATION_SHOWN, width - len(prefix) - len(action) - 3))
     observation = clip(event.observation, room) or "(no reply)"
+    marker = (" (memory)", "cyan") if event.suggested is not None and event.action == event.suggested else ""
     return Text.assemble(
-        prefix, (action, "bold" if event.valid else "yellow"), " → ", (observation, "dim" if event.valid else "yellow")
+        prefix,
+        (action, "bold" if event.valid else "yellow"),
+        marker,
+        " → ",
+        (observation, "dim" if event.valid else "yellow"),
     )
 
 
@@ -315,6 +335,8 @@ def task_block(number: int, row: dict, width: int) -> list[Text]:
     elif "refinement_notes" in row:
         lines += _field("refinements", [f"{row['refinement_notes']} wrote notes"], width)
     lines += _field("used", row["used"], width)
+    if row.get("suggested"):
+        lines += _field("memory", [f"suggested {row['suggested']} steps, {row['followed']} played"], width)
     lines += _field("added", row["added"], width)
     return lines
 
@@ -353,9 +375,9 @@ def run_demo(
     lm: dspy.LM,
     embedder: Any,
     path: Path | str,
-    env: str = "twx",
+    env: str = "house",
     n_tasks: int = 3,
-    k: int = 1,
+    k: int | None = None,
     max_steps: int = 10,
     console: Console | None = None,
     matts: str = "none",
@@ -365,13 +387,17 @@ def run_demo(
     """Plays the stream, returns one row per task (also printed: each step live, a line per task,
     then a block per task).
 
-    `matts` "parallel" or "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or
-    1 rollout + rollouts-1 refinement passes); "none" plays each task once. A task whose agent
-    raised is recorded with `error` set (its verdict "not judged") and the stream goes on; a
-    missing or unusable LM (`LMSetupError`) and errors of the bank itself still raise."""
+    `k` is how many memories each task retrieves (default: 3 in the house, whose successes are
+    also stored as action records, else 1). `matts` "parallel" or "sequential" wraps the bank in
+    MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1 refinement passes); "none" plays each
+    task once. A task whose agent raised is recorded with `error` set (its verdict "not judged")
+    and the stream goes on; a missing or unusable LM (`LMSetupError`) and errors of the bank
+    itself still raise."""
     from rbdspy.envs import EnvAgent
+    from rbdspy.envs.agent_loop import agent_options
     from rbdspy.memory import MemoryStore
     from rbdspy.modules import MaTTS, ReasoningBank
+    from rbdspy.modules.action_record import ROUTE_MEMORIES
     from rbdspy.modules.lm_errors import LMSetupError
 
     if n_tasks < 1:
@@ -391,8 +417,11 @@ def run_demo(
     ):
         task_ids = demo_tasks(environment, n_tasks)
         live = _Live(console, len(task_ids), parallel=matts == "parallel")
-        agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step)
-        bank = ReasoningBank(agent=agent, store=store, k=k)
+        house = env == "house"
+        options = agent_options("routes") if house else {}
+        agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step, **options)
+        bank = ReasoningBank(agent=agent, store=store, k=k if k is not None else (ROUTE_MEMORIES if house else 1))
+        bank.extractor.action_record = house
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         with live:
             for number, task_id in enumerate(task_ids, 1):

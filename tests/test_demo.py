@@ -237,7 +237,7 @@ def test_demo_prints_each_step_as_it_happens_and_a_block_per_task_at_80_columns(
     lm = DummyLM(answers, adapter=dspy.JSONAdapter())
     tape = _Tape(lm)
     console = Console(width=80, file=tape, force_terminal=False)  # as when piped to a file
-    run_demo(lm, HashEmbedder(dim=64), tmp_path / "bank", n_tasks=2, max_steps=steps, console=console)
+    run_demo(lm, HashEmbedder(dim=64), tmp_path / "bank", env="twx", n_tasks=2, max_steps=steps, console=console)
     out = tape.getvalue()
 
     # The first step is on screen while the first task is still being played: one LM call made
@@ -333,6 +333,7 @@ def test_a_task_whose_agent_raised_says_so_and_the_stream_goes_on(tmp_path, monk
             DummyLM(answers, adapter=dspy.JSONAdapter()),
             HashEmbedder(dim=64),
             tmp_path / "bank",
+            env="twx",
             n_tasks=2,
             max_steps=steps,
             console=Console(width=80, file=file, force_terminal=False),
@@ -367,7 +368,13 @@ def test_an_lm_that_never_answers_is_an_agent_failure_in_the_block(tmp_path):
     lm.answers = _Down()
     file = io.StringIO()
     rows = run_demo(
-        lm, HashEmbedder(dim=64), tmp_path / "bank", n_tasks=1, max_steps=2, console=Console(width=80, file=file)
+        lm,
+        HashEmbedder(dim=64),
+        tmp_path / "bank",
+        env="twx",
+        n_tasks=1,
+        max_steps=2,
+        console=Console(width=80, file=file),
     )
     out = file.getvalue()
     error = rows[0]["error"]  # DSPy wraps what the LM raised: "LMUnexpectedError: [dummy] the provider is down"
@@ -421,6 +428,7 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         demo_lm,
         HashEmbedder(dim=64),
         tmp_path / "demo",
+        env="twx",
         n_tasks=2,
         max_steps=steps,
         console=Console(file=io.StringIO()),

@@ -18,6 +18,7 @@ import dspy
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
 from rbdspy.modules import MaTTS, ReasoningBank
+from rbdspy.modules.action_record import ROUTE_MEMORIES
 
 BASELINE = "no-memory"
 # The bare agent again, to be played in another session or on another machine (--resume adds it):
@@ -59,11 +60,6 @@ def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildConte
 def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     """ReasoningBank with rbdspy's defaults (see ReasoningBank: situation, floor, ranking)."""
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
-
-
-# A success writes its lessons and its action record under the same task, so they tie in
-# retrieval; k=3 serves the record beside them (and as many items as gold-exemplar serves).
-ACTION_RECORD_K = 3
 
 
 def _with_action_record(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
@@ -127,7 +123,7 @@ ARMS: dict[str, Arm] = {
             "reasoningbank-actions",
             "rbdspy's defaults with k=3, and each judged success also stored as the actions that won it "
             "(routes for EnvAgent(suggest=True))",
-            _with_action_record(_improved(k=ACTION_RECORD_K)),
+            _with_action_record(_improved(k=ROUTE_MEMORIES)),
         ),
         Arm(
             "reasoningbank-seeded",

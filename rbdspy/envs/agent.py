@@ -59,7 +59,8 @@ class StepEvent:
     `step` counts from 1 and includes LM errors (they spend the step budget, `max_steps`).
     On an LM error `action` is None, `error` holds the message and `observation` is empty;
     otherwise `observation` is the environment's full reply (`valid` False when it did not
-    understand the action) and `done` says whether the episode ended there.
+    understand the action) and `done` says whether the episode ended there. `suggested` is the
+    action memory suggested at this step (`EnvAgent(suggest=True)`), None when it suggested none.
     """
 
     task_id: str
@@ -71,6 +72,7 @@ class StepEvent:
     done: bool = False
     score: float | None = None
     error: str | None = None
+    suggested: str | None = None
 
 
 StepHook = Callable[[StepEvent], None]
@@ -134,6 +136,7 @@ class _Episode:
         self.tried: set[tuple] = set()
         self.status: dict[str, str] | None = None
         self.suggester: RouteSuggester | None = None
+        self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -192,11 +195,11 @@ class _Episode:
         if struck is not None:  # the repeat guard's second ask
             history = f"{history}\n{repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
-        first, note = None, ""
+        first, note, self.suggested = None, "", None
         if self.agent.focus and (first := task_action(admissible, self.prompt_task)):
             note = f"[This action does what the task says: {first}]"
         elif self.suggester is not None and (first := self.suggester.suggest(admissible)):
-            note = f"[Memory suggests: {first}]"
+            note, self.suggested = f"[Memory suggests: {first}]", first
         if first is not None:
             admissible = [first] + [a for a in admissible if a != first]
             line = f"{line}\n{note}" if line else note
@@ -215,6 +218,8 @@ class _Episode:
         self.actions += 1
         self.invalid += 0 if result.valid else 1
         meta = {"reasoning": reasoning} if reasoning else {}
+        if self.suggested is not None:  # what memory offered at this step (the agent may not have played it)
+            meta["suggested"] = self.suggested
         if self.agent.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
@@ -252,6 +257,7 @@ class _Episode:
                     valid=result.valid,
                     done=result.done,
                     score=result.score,
+                    suggested=self.suggested,
                 )
             )
 

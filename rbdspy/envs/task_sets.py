@@ -21,10 +21,13 @@ TWX_DEMO_PARAMS = {
 }
 # ScienceWorld task types whose gold paths are short enough for a demo's step budget.
 SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
-DEMO_ENVS = ("twx", "scienceworld")
-# Environments `rbdspy bench` plays: the demo's, and persistent TextWorld worlds (task sets
-# "house": quests in one world that persists; "house-shuffled": every task in a world of its own).
-BENCH_ENVS = (*DEMO_ENVS, "textworld")
+# "house": quests in one persistent TextWorld world that fetch the same thing, so a later quest is
+# served the route an earlier one took (see `house_demo_tasks`).
+DEMO_ENVS = ("house", "twx", "scienceworld")
+# Environments `rbdspy bench` plays: TextWorld-Express, ScienceWorld, and persistent TextWorld
+# worlds (task sets "house": quests in one world that persists; "house-shuffled": every task in a
+# world of its own).
+BENCH_ENVS = ("twx", "scienceworld", "textworld")
 # Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
 # and ScienceWorld task types. "lift" is the stream chosen by a pilot of the bare agent on train
 # variations (benchmarks/stream_pilot.py; README, "Memory that helps"): games it wins sometimes but
@@ -86,9 +89,12 @@ def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = Non
 
 
 def open_demo_env(name: str) -> Environment:
-    """The environment the demo plays, configured with its small task set."""
+    """The environment the demo plays, configured with its small task set ("house": the house
+    stream's default world)."""
     if name not in DEMO_ENVS:
         raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
+    if name == "house":
+        return open_task_set("textworld", "house")
     return open_task_set(name, "demo")
 
 
@@ -111,8 +117,31 @@ def demo_task_types(env: Any) -> list[str]:
     return task_set_types(env, "demo")
 
 
+def house_demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
+    """`n_tasks` quests of the world that fetch the same thing: the first thing, in catalogue
+    order, that `n_tasks` quests of `split` fetch (the one most fetched if none is), so each quest
+    after the first can be served the way an earlier one went. Quests are generated only as far
+    as the choice needs (a fresh machine compiles them on first use)."""
+    by_thing: dict[str, list[str]] = {}
+    seen: list[str] = []
+    for ref in env.tasks(split):
+        seen.append(ref.id)
+        thing = env.quest(ref).goal.obj
+        if not thing:  # a quest that opens or unlocks something fetches nothing
+            continue
+        fetched = by_thing.setdefault(thing, [])
+        fetched.append(ref.id)
+        if len(fetched) == n_tasks:
+            return fetched
+    best = max(by_thing.values(), key=len, default=[])  # the first of the longest
+    return best + [task_id for task_id in seen if task_id not in best][: n_tasks - len(best)]
+
+
 def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
-    """`n_tasks` task ids of the small task set, one of each game/type in turn."""
+    """`n_tasks` task ids of the small task set: quests fetching one thing in a persistent world
+    (`house_demo_tasks`), else one of each game/type in turn."""
+    if getattr(env, "name", "") == "textworld":
+        return house_demo_tasks(env, n_tasks, split)
     types = demo_task_types(env)
     per_type = -(-n_tasks // len(types))
     groups = [env.tasks(split, [t], limit=per_type) for t in types]

@@ -16,6 +16,10 @@ from rbdspy.action_text import format_actions, simplify
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajectory
 
+# How many items a bank that writes action records retrieves: a success's lessons and its record
+# are stored under the same task, so they tie in retrieval; 3 serves the record beside them.
+ROUTE_MEMORIES = 3
+
 # The roles EnvAgent writes (envs/base.py; importing it from here would load the environments).
 AGENT_ROLE, ENV_ROLE = "agent", "env"
 

@@ -1,0 +1,103 @@
+"""`rbdspy demo` in a persistent (small) TextWorld world, on a scripted LM: the quests fetch the
+same thing, the first one's win is stored as its actions, and the next quest is offered that way
+as a suggestion, which the printout marks when the agent plays it."""
+
+import io
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+from rich.console import Console
+
+from rbdspy.demo import run_demo, step_line
+from rbdspy.envs.agent import StepEvent
+from rbdspy.envs.task_sets import house_demo_tasks
+from rbdspy.memory import MemoryStore
+from rbdspy.memory.embedders import HashEmbedder
+from rbdspy.modules.verdict_probability import lm_calls
+from rbdspy.types import Step, Trajectory
+
+pytest.importorskip("textworld")
+
+JUDGE_OK = {"verdict": "success", "rationale": "won"}
+
+
+def judged(actions: int) -> list[dict]:
+    steps = [Step(role="env", content="start")]
+    for i in range(actions):
+        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
+    return [JUDGE_OK] * lm_calls(Trajectory(task="t", steps=steps))
+
+
+def lessons(title: str) -> dict:
+    return {"lessons": [{"title": title, "description": f"When {title.lower()}.", "content": "Do it."}]}
+
+
+class _Kept:
+    """The house, left open for the test (the demo closes what it opens)."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    from rbdspy.envs.textworld_env import TextWorldHouses
+    from rbdspy.envs.textworld_house import HouseSpec
+
+    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
+    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 3})
+    yield env
+    env.close()
+
+
+def test_house_demo_tasks_fetch_the_same_thing(house):
+    first, second = house_demo_tasks(house, 2)
+    assert house.quest(first).goal.obj == house.quest(second).goal.obj
+    assert house_demo_tasks(house, 1) == [house.tasks("train")[0].id]
+
+
+def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_it(house, tmp_path, monkeypatch):
+    import rbdspy.demo
+
+    fetch, bring = sorted(house_demo_tasks(house, 2), key=lambda t: len(house.quest(t).walkthrough))
+    first, second = house.quest(fetch).walkthrough, house.quest(bring).walkthrough
+    assert first[-1] in second[:-1]  # the bring quest takes the thing first, as the fetch quest does
+    monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Kept(house))
+    monkeypatch.setattr(rbdspy.demo, "demo_tasks", lambda env, n: [fetch, bring])
+    answers = [{"action": a} for a in first] + judged(len(first)) + [lessons("Fetch it")]
+    answers += [{"action": a} for a in second] + judged(len(second)) + [lessons("Bring it")]
+    file = io.StringIO()
+    rows = run_demo(
+        DummyLM(answers, adapter=dspy.JSONAdapter()),
+        HashEmbedder(dim=64),
+        tmp_path / "bank",
+        n_tasks=2,
+        max_steps=6,
+        console=Console(width=100, file=file, force_terminal=False),
+    )
+    out = file.getvalue()
+    assert [r["env_success"] for r in rows] == [True, True]
+    record = f"Actions that did it: {house.describe(fetch)}"
+    assert f"[success] {record}" in rows[0]["added"] and record in rows[1]["used"]
+    assert rows[0]["suggested"] == 0 and rows[1]["suggested"] >= 1 and rows[1]["followed"] >= 1
+    assert f"{first[0]} (memory) → " in out.split("task 2/2")[1]
+    assert "  memory       suggested " in out
+    with MemoryStore(tmp_path / "bank") as store:
+        assert any(item.content.startswith(f"> {first[0]}") for item in store.list())
+
+
+def test_a_step_line_marks_only_a_played_suggestion():
+    played = StepEvent(task_id="t", step=1, max_steps=5, action="go north", observation="ok", suggested="go north")
+    other = StepEvent(task_id="t", step=1, max_steps=5, action="look", observation="ok", suggested="go north")
+    assert "go north (memory) → ok" in step_line(played, 80).plain
+    assert "(memory)" not in step_line(other, 80).plain
