@@ -1,7 +1,7 @@
 """Where a bench arm's memory loop wins or loses, stage by stage, from a run directory alone
 (its records and the arm's bank, opened read-only so a run in progress is not disturbed).
 
-    python benchmarks/bank_anatomy.py --run docs/bench/lift-local [--arm reasoningbank-improved]
+    python -m benchmarks.bank_anatomy --run docs/bench/lift-local [--arm reasoningbank-improved]
 
 Prints: how the labels agreed with the environment; what was written (by kind, content length,
 lessons that recite one layout's directions, name the step limit, or echo the extractor prompt's
@@ -19,11 +19,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.bench.memory_report import memory_summary  # noqa: E402
-from rbdspy.bench.records import arm_path, read_records  # noqa: E402
-from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons  # noqa: E402
+from rbdspy.bench.memory_report import memory_summary
+from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.tables import benchmark_command, table
+from rbdspy.signatures.extract import ExtractFailureLessons, ExtractSuccessLessons
 
 DIRECTIONS = re.compile(r"\b(north|south|east|west)\b", re.I)
 QUOTED = re.compile(r'"([^"]{12,})"')
@@ -55,7 +54,7 @@ def main() -> None:
     if not rows or not base:
         sys.exit(f"{args.run}: no records yet for {args.arm} or {args.baseline}")
     print(f"# {args.arm} in {args.run} ({len(rows)} tasks played)")
-    print(f"    python benchmarks/bank_anatomy.py --run {args.run} --arm {args.arm}\n")
+    print(f"    {benchmark_command('bank_anatomy', f'--run {args.run}', f'--arm {args.arm}')}\n")
 
     labels = memory_summary(rows)["labels"]
     print(
@@ -68,26 +67,34 @@ def main() -> None:
         q.lower() for sig in (ExtractSuccessLessons, ExtractFailureLessons) for q in QUOTED.findall(sig.__doc__ or "")
     ]
     limit = re.compile(rf"\b{config['max_steps']}\b|step limit|number of (actions|moves|steps)", re.I)
-    print(
-        "\n| kind | items | content words (mean) | name directions | name the step limit | echo the prompt's example |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
+    cells = []
     for kind in sorted({s for s, _ in items}):
         group = [d for s, d in items if s == kind]
         words = sum(len(d["content"].split()) for d in group) / len(group)
         dirs = sum(bool(DIRECTIONS.search(d["content"])) for d in group)
         steps = sum(bool(limit.search(d["title"] + " " + d["content"])) for d in group)
         echo = sum(_echoes_prompt(d["content"], examples) for d in group)
-        print(f"| {kind} | {len(group)} | {words:.1f} | {dirs} | {steps} | {echo} |")
+        cells.append([kind, len(group), f"{words:.1f}", dirs, steps, echo])
+    header = [
+        "kind",
+        "items",
+        "content words (mean)",
+        "name directions",
+        "name the step limit",
+        "echo the prompt's example",
+    ]
+    print("\n" + table(header, cells, align="lrrrrr"))
 
     by_kind: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for r in rows:
         kind = r["retrieved"][0]["source"] if r["retrieved"] else "nothing served"
         by_kind[kind].append((bool(r["success"]), bool(base[r["index"]]["success"])))
-    print(f"\n| top item served | tasks | won with memory | won by {args.baseline} on the same tasks |")
-    print("|---|---:|---:|---:|")
-    for kind, pairs in sorted(by_kind.items()):
-        print(f"| {kind} | {len(pairs)} | {sum(a for a, _ in pairs)} | {sum(b for _, b in pairs)} |")
+    cells = [
+        [kind, len(pairs), sum(a for a, _ in pairs), sum(b for _, b in pairs)]
+        for kind, pairs in sorted(by_kind.items())
+    ]
+    header = ["top item served", "tasks", "won with memory", f"won by {args.baseline} on the same tasks"]
+    print("\n" + table(header, cells, align="lrrr"))
 
     def per_call(records):
         return sum(r["agent_prompt_tokens"] for r in records) / max(1, sum(r["agent_calls"] for r in records))

@@ -1,6 +1,6 @@
 """Environment throughput with the gold policy: steps/s, episode wall time, dataset build rate.
 
-    python benchmarks/env_bench.py [--envs scienceworld twx] [--episodes 3] [--build 40] [--smoke]
+    python -m benchmarks.env_bench [--envs scienceworld twx] [--episodes 3] [--build 40] [--smoke]
 
 For each adapter and a few task types, `--episodes` train tasks are played along their gold path
 from a fresh reset. Reported per task type: the gold path length, the time to obtain the gold
@@ -23,15 +23,13 @@ import argparse
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.envs import build_dataset, make_env  # noqa: E402
-from rbdspy.envs.base import Environment, TaskRef  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
+from rbdspy.envs import build_dataset, make_env
+from rbdspy.envs.base import Environment, TaskRef
 
 DEFAULT_TYPES = {
     "scienceworld": ["boil", "find-animal", "power-component", "lifespan-longest-lived"],
@@ -145,50 +143,66 @@ def bench_agent(env_name: str, model: str, episodes: int, max_steps: int, lm=Non
     }
 
 
+# (title, row key, format) per column
+AGENT_COLUMNS = [
+    ("env", "env", "{}"),
+    ("agent LM", "model", "{}"),
+    ("episodes", "episodes", "{}"),
+    ("step limit", "max_steps", "{}"),
+    ("model load (s)", "load_s", "{:.1f}"),
+    ("mean steps", "steps", "{:.1f}"),
+    ("s/step", "s_per_step", "{:.2f}"),
+    ("s/episode", "s_per_episode", "{:.1f}"),
+    ("prompt tokens/step", "prompt_tokens_per_step", "{:,.0f}"),
+    ("success", "success", "{:.0%}"),
+]
+TASK_TYPE_COLUMNS = [
+    ("env", "env", "{}"),
+    ("task type", "task_type", "{}"),
+    ("episodes", "episodes", "{}"),
+    ("gold steps", "steps", "{:.0f}"),
+    ("gold path (s)", "gold_gen_s", "{:.2f}"),
+    ("reset (ms)", "reset_ms", "{:.0f}"),
+    ("episode wall (s)", "episode_s", "{:.3f}"),
+    ("steps/s", "steps_per_s", "{:,.0f}"),
+    ("steps/s with admissible", "steps_per_s_admissible", "{:,.1f}"),
+    ("success", "success", "{:.0%}"),
+]
+
+
+def _columns_table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    cells = [[fmt.format(r[key]) for _, key, fmt in columns] for r in rows]
+    return table([title for title, _, _ in columns], cells, align="llrrrrrrrr")
+
+
 def _agent_table(rows: list[dict]) -> str:
-    lines = [
-        "| env | agent LM | episodes | step limit | model load (s) | mean steps | s/step | s/episode "
-        "| prompt tokens/step | success |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['env']} | {r['model']} | {r['episodes']} | {r['max_steps']} | {r['load_s']:.1f} "
-            f"| {r['steps']:.1f} | {r['s_per_step']:.2f} | {r['s_per_episode']:.1f} "
-            f"| {r['prompt_tokens_per_step']:,.0f} | {r['success']:.0%} |"
-        )
-    return "\n".join(lines)
+    return _columns_table(rows, AGENT_COLUMNS)
 
 
 def _table(rows: list[dict]) -> str:
-    lines = [
-        "| env | task type | episodes | gold steps | gold path (s) | reset (ms) | episode wall (s) | steps/s "
-        "| steps/s with admissible | success |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['env']} | {r['task_type']} | {r['episodes']} | {r['steps']:.0f} | {r['gold_gen_s']:.2f} "
-            f"| {r['reset_ms']:.0f} | {r['episode_s']:.3f} | {r['steps_per_s']:,.0f} "
-            f"| {r['steps_per_s_admissible']:,.1f} | {r['success']:.0%} |"
-        )
-    return "\n".join(lines)
+    return _columns_table(rows, TASK_TYPE_COLUMNS)
 
 
 def _build_table(rows: list[dict]) -> str:
-    lines = [
-        "| env | task types | records (success / failure) | failures by kind | discarded | seconds | records/min "
-        "| gold/min | perturbed/min |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|",
-    ]
+    header = ["env", "task types", "records (success / failure)", "failures by kind", "discarded", "seconds"]
+    header += ["records/min", "gold/min", "perturbed/min"]
+    cells = []
     for r in rows:
         kinds = ", ".join(f"{k.removeprefix('gold_')} {v}" for k, v in r["by_kind"].items() if k != "gold")
-        lines.append(
-            f"| {r['env']} | {r['types']} | {r['written']} ({r['successes']} / {r['failures']}) | {kinds} "
-            f"| {r['discarded']} | {r['seconds']:.1f} | {r['per_minute']:,.0f} | {r['gold_per_minute']:,.0f} "
-            f"| {r['perturbed_per_minute']:,.0f} |"
+        cells.append(
+            [
+                r["env"],
+                r["types"],
+                f"{r['written']} ({r['successes']} / {r['failures']})",
+                kinds,
+                r["discarded"],
+                f"{r['seconds']:.1f}",
+                f"{r['per_minute']:,.0f}",
+                f"{r['gold_per_minute']:,.0f}",
+                f"{r['perturbed_per_minute']:,.0f}",
+            ]
         )
-    return "\n".join(lines)
+    return table(header, cells, align="lrrlrrrrr")
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -250,17 +264,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if agent_rows:
         print("\nEnvAgent with a real LM (demo task set, JSONAdapter, temperature 0, DSPy cache off):\n")
         print(_agent_table(agent_rows))
-    command = (
-        "python benchmarks/env_bench.py "
-        + ("--smoke" if args.smoke else f"--episodes {episodes} --build {n_build}")
-        + f" --envs {' '.join(args.envs)}"
+    agent = (
+        f"--agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes} "
+        f"--agent-max-steps {args.agent_max_steps}"
+        if args.agent_lm
+        else ""
     )
-    if args.agent_lm:
-        command += (
-            f" --agent-lm {' '.join(args.agent_lm)} --agent-episodes {args.agent_episodes}"
-            f" --agent-max-steps {args.agent_max_steps}"
-        )
-    print(f"\nReproduce: {command}")
+    command = benchmark_command(
+        "env_bench",
+        "--smoke" if args.smoke else f"--episodes {episodes} --build {n_build}",
+        f"--envs {' '.join(args.envs)}",
+        agent,
+    )
+    print(f"\n{reproduce_line(command)}")
     return rows + build_rows + agent_rows
 
 

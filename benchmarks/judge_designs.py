@@ -1,8 +1,8 @@
 """Judge designs x trajectory renderers, on the full dev files of both environment families.
 
-    python benchmarks/judge_designs.py --out bench-runs/judge-designs --resume        # the measurement
-    python benchmarks/judge_designs.py --estimate                                     # its LM time, no LM
-    python benchmarks/judge_designs.py --smoke --out /tmp/judge-smoke                 # a scripted LM
+    python -m benchmarks.judge_designs --out bench-runs/judge-designs --resume        # the measurement
+    python -m benchmarks.judge_designs --estimate                                     # its LM time, no LM
+    python -m benchmarks.judge_designs --smoke --out /tmp/judge-smoke                 # a scripted LM
 
 Every design of `rbdspy.Judge` (rationale, checklist, self-consistency, confidence) is run with
 each renderer (`legacy`: today's `Trajectory.render(6000)`; `evidence`: `EvidenceRenderer` at
@@ -43,12 +43,11 @@ from typing import NamedTuple
 
 import dspy
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.envs.dataset import LabelledTrajectory, load_records  # noqa: E402
-from rbdspy.lm.usage import LmUsage  # noqa: E402
-from rbdspy.modules.compiled import load_component  # noqa: E402
-from rbdspy.modules.judge import (  # noqa: E402
+from rbdspy.bench import tables
+from rbdspy.envs.dataset import LabelledTrajectory, load_records
+from rbdspy.lm.usage import LmUsage
+from rbdspy.modules.compiled import load_component
+from rbdspy.modules.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
     DEFAULT_PROBABILITY_BAND,
     DEFAULT_SAMPLE_TEMPERATURE,
@@ -58,15 +57,15 @@ from rbdspy.modules.judge import (  # noqa: E402
     Judge,
     render_trajectory,
 )
-from rbdspy.modules.lm_errors import LMSetupError  # noqa: E402
-from rbdspy.modules.verdict_probability import (  # noqa: E402
+from rbdspy.modules.lm_errors import LMSetupError
+from rbdspy.modules.verdict_probability import (
     DEFAULT_PROBABILITY_VIEWS,
     answered_by_question,
     questions,
 )
-from rbdspy.optimizers.examples import balanced_sample  # noqa: E402
-from rbdspy.optimizers.metrics import judge_report  # noqa: E402
-from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens  # noqa: E402
+from rbdspy.optimizers.examples import balanced_sample
+from rbdspy.optimizers.metrics import judge_report
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ["datasets/scienceworld-dev.jsonl", "datasets/twx-dev.jsonl"]
@@ -405,10 +404,6 @@ def partial_rows(rows: list[dict], partial: dict[str, set[str]]) -> list[dict]:
     return out
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}%"
-
-
 def summarise(rows: list[dict]) -> list[dict]:
     """One line per arm and family evaluated on (and per arm over both families)."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
@@ -444,20 +439,26 @@ def summarise(rows: list[dict]) -> list[dict]:
     return table
 
 
+COLUMNS = ("design", "renderer", "judge", "tuned on", "evaluated on", "OOD", "n", "balanced acc", "false success",
+           "false failure", "abstain", "s/traj", "tokens/traj (prompt+gen)", "LM calls/traj",
+           "trajectory tokens shown")  # fmt: skip
+RATES = ("balanced_accuracy", "false_success_rate", "false_failure_rate", "abstention_rate")
+SWEPT_RATES = ("balanced_accuracy", "false_success_rate", "false_failure_rate", "indeterminate_rate")
+
+
 def markdown(table: list[dict]) -> str:
-    lines = [
-        "| design | renderer | judge | tuned on | evaluated on | OOD | n | balanced acc | false success | "
-        "false failure | abstain | s/traj | tokens/traj (prompt+gen) | LM calls/traj | trajectory tokens shown |",
-        "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    rows = [
+        [
+            *(t[key] for key in ("design", "renderer", "judge", "tuned_on", "family", "ood", "n")),
+            *(tables.pct(t[rate], 1) for rate in RATES),
+            f"{t['seconds']:.1f}",
+            f"{t['prompt_tokens']:.0f}+{t['completion_tokens']:.0f}",
+            f"{t['lm_calls']:.2f}",
+            f"{t['shown_tokens']:.0f}",
+        ]
+        for t in table
     ]
-    for t in table:
-        lines.append(
-            f"| {t['design']} | {t['renderer']} | {t['judge']} | {t['tuned_on']} | {t['family']} | {t['ood']} "
-            f"| {t['n']} | {_pct(t['balanced_accuracy'])} | {_pct(t['false_success_rate'])} "
-            f"| {_pct(t['false_failure_rate'])} | {_pct(t['abstention_rate'])} | {t['seconds']:.1f} "
-            f"| {t['prompt_tokens']:.0f}+{t['completion_tokens']:.0f} | {t['lm_calls']:.2f} | {t['shown_tokens']:.0f} |"
-        )
-    return "\n".join(lines)
+    return tables.table(COLUMNS, rows, align="l" * 6 + "r" * 9)
 
 
 def _thresholded(rows: list[dict], threshold: float) -> dict:
@@ -477,20 +478,13 @@ def confidence_sweep(rows: list[dict]) -> str:
     arms = sorted({r["arm"] for r in rows if r["design"] == "confidence"})
     if not arms:
         return ""
-    lines = ["| arm | evaluated on | threshold | balanced acc | false success | false failure | abstain |",
-             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    chosen = ["| arm | threshold chosen on | threshold | evaluated on | balanced acc | false success | abstain |",
-              "|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+    lines, chosen = [], []
     for arm in arms:
         by_family = {f: [r for r in rows if r["arm"] == arm and r["family"] == f] for f in FAMILIES}
         for family, group in by_family.items():
             for t in SWEEP if group else ():
                 rep = _thresholded(group, t)
-                lines.append(
-                    f"| {arm} | {family} | {t:.2f} | {_pct(rep['balanced_accuracy'])} "
-                    f"| {_pct(rep['false_success_rate'])} | {_pct(rep['false_failure_rate'])} "
-                    f"| {_pct(rep['indeterminate_rate'])} |"
-                )
+                lines.append([arm, family, f"{t:.2f}", *(tables.pct(rep[rate], 1) for rate in SWEPT_RATES)])
         for tuned, other in (FAMILIES, FAMILIES[::-1]):
             if not by_family[tuned] or not by_family[other]:
                 continue
@@ -498,16 +492,18 @@ def confidence_sweep(rows: list[dict]) -> str:
             allowed = [(t, r) for t, r in reports if r["indeterminate_rate"] <= MAX_ABSTENTION] or reports[:1]
             best = max(allowed, key=lambda tr: (tr[1]["balanced_accuracy"], -tr[0]))[0]
             rep = _thresholded(by_family[other], best)
-            chosen.append(
-                f"| {arm} | {tuned} | {best:.2f} | {other} (OOD) | {_pct(rep['balanced_accuracy'])} "
-                f"| {_pct(rep['false_success_rate'])} | {_pct(rep['indeterminate_rate'])} |"
-            )
-    return "\n".join(["### Confidence thresholds (swept on the recorded answers, no LM)", "", *lines, "",
-                      "### A threshold chosen on one family, reported on the other", "", *chosen])  # fmt: skip
+            rates = ("balanced_accuracy", "false_success_rate", "indeterminate_rate")
+            chosen.append([arm, tuned, f"{best:.2f}", f"{other} (OOD)", *(tables.pct(rep[r], 1) for r in rates)])
+    swept = ["arm", "evaluated on", "threshold", "balanced acc", "false success", "false failure", "abstain"]
+    across = ["arm", "threshold chosen on", "threshold", "evaluated on", "balanced acc", "false success", "abstain"]
+    return "\n".join(["### Confidence thresholds (swept on the recorded answers, no LM)", "",
+                      tables.table(swept, lines, align="llrrrrr"), "",
+                      "### A threshold chosen on one family, reported on the other", "",
+                      tables.table(across, chosen, align="llrlrrr")])  # fmt: skip
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
-    parts = ["python benchmarks/judge_designs.py"]
+    parts = []
     if args.smoke:
         parts.append("--smoke")
     else:
@@ -531,7 +527,7 @@ def reproduce_command(args: argparse.Namespace) -> str:
     if args.compiled:
         parts.append(f"--compiled {args.compiled} --tuned-on {args.tuned_on}")
     parts += [f"--out {args.out}", "--resume"]
-    return " ".join(parts)
+    return tables.benchmark_command("judge_designs", *parts)
 
 
 def report(args: argparse.Namespace, out: Path) -> dict:
@@ -553,7 +549,7 @@ def report(args: argparse.Namespace, out: Path) -> dict:
         "records: benchmarks/judge_probability_band.py), from the P(success) each record holds. "
         "Balanced accuracy counts an abstention as wrong; false success = failures judged success / failures; "
         "false failure = successes judged failure / successes; OOD = evaluated on a family the judge was not tuned on.",
-        f"Reproduce: {reproduce_command(args)}",
+        tables.reproduce_line(reproduce_command(args)),
     ])  # fmt: skip
     (out / "results.md").write_text(text + "\n")
     (out / "results.json").write_text(json.dumps(table, indent=1))
@@ -605,11 +601,10 @@ def estimate(args: argparse.Namespace) -> list[dict]:
         f"## Estimated LM time: {len(work)} trajectories, "
         f"{args.prompt_rate:g} prompt tok/s, {args.gen_rate:g} gen tok/s\n"
     )
-    print("| arm | trajectories | prompt tokens/traj | output tokens/traj | LM calls/traj | s/traj | hours |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for t in table:
-        print(f"| {t['arm']} | {t['n']} | {t['prompt_tokens']:.0f} | {t['output_tokens']:.0f} | {t['calls']:.3g} "
-              f"| {t['seconds']:.0f} | {t['hours']:.1f} |")  # fmt: skip
+    header = ["arm", "trajectories", "prompt tokens/traj", "output tokens/traj", "LM calls/traj", "s/traj", "hours"]
+    rows = [[t["arm"], t["n"], f"{t['prompt_tokens']:.0f}", f"{t['output_tokens']:.0f}", f"{t['calls']:.3g}",
+             f"{t['seconds']:.0f}", f"{t['hours']:.1f}"] for t in table]  # fmt: skip
+    print(tables.table(header, rows, align="lrrrrrr"))
     total = sum(t["hours"] for t in table)
     print(f"\nAll arms: {total:.1f} hours ({math.ceil(total / 8)} sessions of 8 hours).")
     return table

@@ -1,6 +1,6 @@
 """The probability judge's threshold and abstention band: chosen on train records, reported on dev.
 
-    python benchmarks/judge_probability_band.py \
+    python -m benchmarks.judge_probability_band \
         --train docs/bench/judge-views-train-local --dev docs/bench/judge-views-local
 
 (docs/bench/judge-probability-train-local and judge-designs-local hold the judge before the
@@ -28,13 +28,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, score_log_odds  # noqa: E402
-from rbdspy.optimizers.metrics import judge_report  # noqa: E402
+from rbdspy.bench import tables
+from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, score_log_odds
+from rbdspy.optimizers.metrics import judge_report
 
 FAMILIES = ("scienceworld", "twx")
 # Score terms (see rbdspy/modules/verdict_probability.py), each computed from the recorded answers;
@@ -129,20 +127,17 @@ def choose(rows: list[dict], views: tuple[str, ...]) -> tuple[float, float]:
     return tied[len(tied) // 2]  # the middle of the equally good bands: furthest from both edges
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def _three(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+COLUMNS = ("views", "band chosen on (train)", "band", "evaluated on (dev)", "OOD", "n", "balanced acc",
+           "false success", "false failure", "abstain", "AUC", "paired", "best on dev")  # fmt: skip
+RATES = ("balanced_accuracy", "false_success_rate", "false_failure_rate", "indeterminate_rate")
+
+
 def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
-    lines = [
-        "| views | band chosen on (train) | band | evaluated on (dev) | OOD | n | balanced acc | false success "
-        "| false failure | abstain | AUC | paired | best on dev |",
-        "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    lines = []
     results = []
     for name, views in VIEWS.items():
         if not any(needed(views) <= set(r.get("probabilities") or {}) for r in train + dev):
@@ -164,12 +159,13 @@ def table(train: list[dict], dev: list[dict]) -> tuple[str, list[dict]]:
                 results.append({"views": name, "chosen_on": source, "band": band, "family": family, "ood": ood,
                                 "n": len(target), **rep})  # fmt: skip
                 lines.append(
-                    f"| {name} | {source} | [{band[0]:.2f}, {band[1]:.2f}) | {family} | {ood} | {len(target)} "
-                    f"| {_pct(rep['balanced_accuracy'])} | {_pct(rep['false_success_rate'])} "
-                    f"| {_pct(rep['false_failure_rate'])} | {_pct(rep['indeterminate_rate'])} "
-                    f"| {_three(rep['auc'])} | {_three(rep['paired_auc'])} | {_pct(ceiling)} |"
+                    [
+                        *(name, source, f"[{band[0]:.2f}, {band[1]:.2f})", family, ood, len(target)),
+                        *(tables.pct(rep[rate], 1) for rate in RATES),
+                        *(_three(rep["auc"]), _three(rep["paired_auc"]), tables.pct(ceiling, 1)),
+                    ]
                 )
-    return "\n".join(lines), results
+    return tables.table(COLUMNS, lines, align="lllll" + "r" * 8), results
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -180,9 +176,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     train, dev = load(Path(args.train)), load(Path(args.dev))
     text, results = table(train, dev)
+    command = tables.benchmark_command("judge_probability_band", f"--train {args.train}", f"--dev {args.dev}")
     header = (
         f"## The probability judge's band: chosen on {len(train)} train records, reported on {len(dev)} dev records\n\n"
-        f"Reproduce: python benchmarks/judge_probability_band.py --train {args.train} --dev {args.dev}\n"
+        f"{tables.reproduce_line(command)}\n"
     )
     print(header + "\n" + text)
     if args.write:

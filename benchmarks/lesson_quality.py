@@ -2,7 +2,7 @@
 labelled *train* trajectories and scored by the lesson metric (rbdspy/optimizers/metrics.py:
 format with a 40-word cap, general, actionable, cause), with every lesson printed.
 
-    python benchmarks/lesson_quality.py [--lm local] [--data datasets/twx-train.jsonl] [--limit 6]
+    python -m benchmarks.lesson_quality [--lm local] [--data datasets/twx-train.jsonl] [--limit 6]
         [--compiled OLD_EXTRACTORS_JSON]
 
 The extractors rbdspy shipped before the lesson rework can be compared with
@@ -18,19 +18,17 @@ in the printed lessons.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import dspy
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.envs.dataset import load_records  # noqa: E402
-from rbdspy.lm import make_lm  # noqa: E402
-from rbdspy.modules import Extractor  # noqa: E402
-from rbdspy.optimizers.examples import balanced_sample, make_examples  # noqa: E402
-from rbdspy.optimizers.metrics import combine, lesson_parts  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, table
+from rbdspy.envs.dataset import load_records
+from rbdspy.lm import make_lm
+from rbdspy.modules import Extractor
+from rbdspy.optimizers.examples import balanced_sample, make_examples
+from rbdspy.optimizers.metrics import combine, lesson_parts
 
 
 def _extractor(compiled: str | None) -> Extractor:
@@ -52,9 +50,11 @@ def main() -> None:
     examples = make_examples("extractors", records)
     dspy.configure(lm=make_lm(args.lm), adapter=dspy.JSONAdapter())
     print(f"# Lesson quality on {len(examples)} train records of {', '.join(args.data)}, lm {args.lm}")
-    compared = f" --compiled {args.compiled}" if args.compiled else ""
-    command = f"python benchmarks/lesson_quality.py --lm {args.lm} --limit {args.limit} --data {' '.join(args.data)}"
-    print(f"    {command}{compared}\n")
+    compared = f"--compiled {args.compiled}" if args.compiled else ""
+    command = benchmark_command(
+        "lesson_quality", f"--lm {args.lm}", f"--limit {args.limit}", f"--data {' '.join(args.data)}", compared
+    )
+    print(f"    {command}\n")
     if args.compiled and not Path(args.compiled).is_file():
         parser.error(f"--compiled {args.compiled}: no such file")
     variants = {"compiled": args.compiled, "hand-written": None} if args.compiled else {"hand-written": None}
@@ -73,9 +73,8 @@ def main() -> None:
         seconds = (time.perf_counter() - start) / max(1, len(examples))
         summary.append((name, sum(scores) / max(1, len(scores)), seconds))
         print()
-    print("| extractor prompts | mean lesson score | s/record |\n|---|---:|---:|")
-    for name, score, seconds in summary:
-        print(f"| {name} | {score:.3f} | {seconds:.0f} |")
+    cells = [[name, f"{score:.3f}", f"{seconds:.0f}"] for name, score, seconds in summary]
+    print(table(["extractor prompts", "mean lesson score", "s/record"], cells, align="lrr"))
 
 
 if __name__ == "__main__":

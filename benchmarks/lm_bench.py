@@ -1,6 +1,6 @@
 """Embedded LM and embedder performance: what a ReasoningBank loop costs on this machine.
 
-    python benchmarks/lm_bench.py [--models local local-fast] [--calls 20] [--out results.json]
+    python -m benchmarks.lm_bench [--models local local-fast] [--calls 20] [--out results.json]
 
 For each embedded model: time to get the verified model file and to load the server; prompt
 reading and generation speed (llama.cpp's own timings); the p50 latency of a judge-style typed
@@ -30,13 +30,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import dspy
 
-import dspy  # noqa: E402
-
-from rbdspy.lm import make_embedder, make_lm  # noqa: E402
-from rbdspy.lm.model_files import ensure_model  # noqa: E402
-from rbdspy.modules import Judge  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
+from rbdspy.lm import make_embedder, make_lm
+from rbdspy.lm.model_files import ensure_model
+from rbdspy.modules import Judge
 
 MAX_TOKENS = 256
 STEPS_PER_TRAJECTORY = 18  # ~1,000 prompt tokens with the judge instructions
@@ -237,6 +236,43 @@ def bench_embedder(n: int = 1000) -> dict:
     return {"load_s": load_s, "sent_s": n / (time.perf_counter() - t0), "n": n}
 
 
+COLUMNS = (
+    "model",
+    "file ready s",
+    "load s",
+    "prompt tok/s",
+    "gen tok/s",
+    "prompt tokens",
+    "judge p50 cold s",
+    "warm p50 s (cached tok)",
+    "warm speedup",
+    "warm-instr p50 s (cached tok)",
+    "out tokens p50",
+    "parse failures",
+    "truncated",
+    "CPU share",
+)
+
+
+def _row(r: dict) -> list[str]:
+    return [
+        r["model"],
+        f"{r['file_s']:.2f}",
+        f"{r['load_s']:.1f}",
+        f"{r['prompt_tok_s']:.0f}",
+        f"{r['gen_tok_s']:.1f}",
+        f"{r['prompt_tokens']:.0f}",
+        f"{r['cold_p50']:.1f}",
+        f"{r['warm_p50']:.1f} ({r['warm_cached']:.0f})",
+        f"{r['cold_p50'] / r['warm_p50']:.2f}x",
+        f"{r['warm_instr_p50']:.1f} ({r['warm_instr_cached']:.0f})",
+        f"{r['out_tokens']:.0f}",
+        f"{r['failures']}/{r['n_calls']}",
+        f"{r['truncated']}/{r['n_calls']}",
+        f"{r['cpu_share']:.2f}",
+    ]
+
+
 def _cpu_pressure() -> str:
     """Linux PSI: the 5-minute share of time some runnable task waited for a CPU."""
     try:
@@ -269,25 +305,11 @@ def main(argv=None) -> int:
         f"{pressure_after} after. 'CPU share' is the cores this process got while judging "
         f"(llama.cpp asked for {results[0]['threads'] if results else '-'}).\n"
     )
-    print(
-        "| model | file ready s | load s | prompt tok/s | gen tok/s | prompt tokens | judge p50 cold s "
-        "| warm p50 s (cached tok) | warm speedup | warm-instr p50 s (cached tok) | out tokens p50 "
-        "| parse failures | truncated | CPU share |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for r in results:
-        print(
-            f"| {r['model']} | {r['file_s']:.2f} | {r['load_s']:.1f} | {r['prompt_tok_s']:.0f} | {r['gen_tok_s']:.1f} "
-            f"| {r['prompt_tokens']:.0f} | {r['cold_p50']:.1f} | {r['warm_p50']:.1f} ({r['warm_cached']:.0f}) "
-            f"| {r['cold_p50'] / r['warm_p50']:.2f}x | {r['warm_instr_p50']:.1f} ({r['warm_instr_cached']:.0f}) "
-            f"| {r['out_tokens']:.0f} | {r['failures']}/{r['n_calls']} | {r['truncated']}/{r['n_calls']} "
-            f"| {r['cpu_share']:.2f} |"
-        )
-    print(
-        f"\n| embedder | load s | sentences/s ({emb['n']} sentences) |\n|---|---|---|\n"
-        f"| local (MiniLM-L6, 384-d) | {emb['load_s']:.1f} | {emb['sent_s']:.0f} |"
-    )
-    print(f"\nReproduce: python benchmarks/lm_bench.py --models {' '.join(args.models)} --calls {args.calls}")
+    print(table(COLUMNS, [_row(r) for r in results]))
+    embedder = ["local (MiniLM-L6, 384-d)", f"{emb['load_s']:.1f}", f"{emb['sent_s']:.0f}"]
+    print("\n" + table(["embedder", "load s", f"sentences/s ({emb['n']} sentences)"], [embedder]))
+    command = benchmark_command("lm_bench", f"--models {' '.join(args.models)}", f"--calls {args.calls}")
+    print(f"\n{reproduce_line(command)}")
     if args.out:
         args.out.write_text(
             json.dumps(

@@ -1,7 +1,7 @@
 """Does memory make the agent better, and at what cost? A thin wrapper of `rbdspy bench`
 (rbdspy/bench/) that prints the Markdown table and the command that reproduces it.
 
-    python benchmarks/memory_bench.py [--env twx] [--tasks 12] [--arms default] [--seed 0] [--max-steps 8]
+    python -m benchmarks.memory_bench [--env twx] [--tasks 12] [--arms default] [--seed 0] [--max-steps 8]
                                       [--out DIR] [--resume] [--smoke] [--uncompiled] [--lm local] [--embedder local]
 
 Every arm plays the same stream (half train variations to build memory, half dev variations to
@@ -17,10 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.bench import run_bench  # noqa: E402
-from rbdspy.bench.report import RESULTS_MD  # noqa: E402
+from rbdspy.bench import run_bench
+from rbdspy.bench.report import RESULTS_MD
+from rbdspy.bench.tables import benchmark_command, reproduce_line
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None, lm=None, embedder=None) -> dict:
     )
     out_dir = Path(results["out_dir"])
     print((out_dir / RESULTS_MD).read_text(encoding="utf-8"))
-    print(f"Reproduce: python benchmarks/memory_bench.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(reproduce_line(benchmark_command("memory_bench", *(argv if argv is not None else sys.argv[1:]))))
     return results
 
 

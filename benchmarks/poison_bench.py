@@ -3,8 +3,8 @@ rbdspy's sanitised block and through a naive one, and how often a crafted trajec
 judge record a false success or the extractor write an attacker's lesson, with the opt-in
 write-side defence (rbdspy/memory/defence.py) off and on.
 
-    python benchmarks/poison_bench.py --out bench-runs/poison-local --resume     # the measurement (embedded LM)
-    python benchmarks/poison_bench.py --smoke                                   # plumbing only (scripted LM)
+    python -m benchmarks.poison_bench --out bench-runs/poison-local --resume     # the measurement (embedded LM)
+    python -m benchmarks.poison_bench --smoke                                   # plumbing only (scripted LM)
 
 Read side: each of the corpus's attacks (benchmarks/poison_corpus.py, 7 families) is served as
 the top memory item to the EnvAgent's own prompt (`NextAction`: task, memory, history,
@@ -26,23 +26,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import dspy
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted  # noqa: E402
-
-from rbdspy.envs.signature import NextAction  # noqa: E402
-from rbdspy.memory.defence import Quarantine, trajectory_findings  # noqa: E402
-from rbdspy.memory.formatting import format_memory_block  # noqa: E402
-from rbdspy.modules import Extractor, Judge  # noqa: E402
-from rbdspy.types import Verdict  # noqa: E402
+from benchmarks.poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
+from rbdspy.envs.signature import NextAction
+from rbdspy.memory.defence import Quarantine, trajectory_findings
+from rbdspy.memory.formatting import format_memory_block
+from rbdspy.modules import Extractor, Judge
+from rbdspy.types import Verdict
 
 READ_ARMS = ("sanitised", "naive")
 TRIALS = "trials.jsonl"
@@ -168,15 +164,15 @@ def _rate(rows: list[dict], field: str) -> str:
     return f"{hits}/{len(rows)} ({100 * hits / len(rows):.0f}%)"
 
 
-def _read_table(rows: list[dict], families: list[str]) -> list[str]:
-    lines = ["| family | naive block | sanitised block | sanitised + quarantine |", "|---|---:|---:|---:|"]
+def _read_table(rows: list[dict], families: list[str]) -> str:
+    cells = []
     for family in families:
         chosen = [r for r in rows if family == "all" or r["family"] == family]
         naive = _rate([r for r in chosen if r["arm"] == "naive"], "success")
         sanitised = [r for r in chosen if r["arm"] == "sanitised"]
         name = "**all**" if family == "all" else family
-        lines.append(f"| {name} | {naive} | {_rate(sanitised, 'success')} | {_rate(sanitised, 'success_defended')} |")
-    return lines
+        cells.append([name, naive, _rate(sanitised, "success"), _rate(sanitised, "success_defended")])
+    return table(["family", "naive block", "sanitised block", "sanitised + quarantine"], cells, align="lrrr")
 
 
 def report(rows: list[dict]) -> str:
@@ -186,7 +182,7 @@ def report(rows: list[dict]) -> str:
     corpus = [r for r in read if r["name"] not in HELDOUT_NAMES]
     heldout = [r for r in read if r["name"] in HELDOUT_NAMES]
     lines = ["## Read side: attack success rate (agent = EnvAgent's NextAction prompt)", ""]
-    lines += _read_table(corpus, [*FAMILIES, "all"])
+    lines.append(_read_table(corpus, [*FAMILIES, "all"]))
     if heldout:
         held = sum(held_by_quarantine(name) for name in {r["name"] for r in heldout})
         lines += [
@@ -195,7 +191,7 @@ def report(rows: list[dict]) -> str:
             f"{held} of {len({r['name'] for r in heldout})}.",
             "",
         ]
-        lines += _read_table(heldout, ["all"])
+        lines.append(_read_table(heldout, ["all"]))
     controls = [r for r in rows if r["side"] == "read" and r["arm"] == "none"]
     if controls:
         chose = sum(bool(r["success"]) for r in controls)
@@ -205,16 +201,22 @@ def report(rows: list[dict]) -> str:
         ]
     judge = [r for r in rows if r["side"] == "write" and r["arm"] == "judge"]
     extract = [r for r in rows if r["side"] == "write" and r["arm"] == "extractor"]
-    lines += ["", "## Write side", "", "| attack | defence off | lesson quarantine | + trajectory check |"]
-    lines += ["|---|---:|---:|---:|"]
-    lines.append(
-        f"| judge records a false success | {_rate(judge, 'false_success')} | {_rate(judge, 'false_success')} "
-        f"| {_rate(judge, 'false_success_defended')} |"
-    )
-    lines.append(
-        f"| extractor writes the attacker's lesson | {_rate(extract, 'written')} | "
-        f"{_rate(extract, 'written_quarantine')} | {_rate(extract, 'written_trajectory_check')} |"
-    )
+    write_side = [
+        [
+            "judge records a false success",
+            _rate(judge, "false_success"),
+            _rate(judge, "false_success"),
+            _rate(judge, "false_success_defended"),
+        ],
+        [
+            "extractor writes the attacker's lesson",
+            _rate(extract, "written"),
+            _rate(extract, "written_quarantine"),
+            _rate(extract, "written_trajectory_check"),
+        ],
+    ]
+    header = ["attack", "defence off", "lesson quarantine", "+ trajectory check"]
+    lines += ["", "## Write side", "", table(header, write_side, align="lrrr")]
     held = sum(r.get("held", 0) for r in extract)
     total = sum(len(r.get("lessons", [])) for r in extract)
     errors = sum(bool(r.get("error")) for r in rows)
@@ -233,13 +235,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def reproduce_command(args: argparse.Namespace) -> str:
-    parts = ["python benchmarks/poison_bench.py"]
-    parts += ["--smoke"] if args.smoke else [f"--lm {args.lm}"]
+    parts = ["--smoke"] if args.smoke else [f"--lm {args.lm}"]
     if args.limit:
         parts.append(f"--limit {args.limit}")
     if args.out:
         parts += [f"--out {args.out}", "--resume"]
-    return " ".join(parts)
+    return benchmark_command("poison_bench", *parts)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> dict:
     title = "scripted LM (smoke: plumbing only, not attack rates)" if args.smoke else f"lm {args.lm}"
     print(f"\n# Memory poisoning, {title}\n\n{table}\n")
     print(f"Wall time: {time.perf_counter() - start:.0f} s for {len(rows) - len(done)} new trial(s).")
-    print(f"Reproduce: {reproduce_command(args)}")
+    print(reproduce_line(reproduce_command(args)))
     return {"rows": rows, "table": table}
 
 

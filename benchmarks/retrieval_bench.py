@@ -1,7 +1,7 @@
 """Retrieval precision offline, on the labelled trajectories in datasets/: does the top-1 item come
 from a task of the same type, and does a similarity floor keep unrelated items out?
 
-    python benchmarks/retrieval_bench.py [--embedder local|hash] [--weights 0.05 0.1 0.2 0.5]
+    python -m benchmarks.retrieval_bench [--embedder local|hash] [--weights 0.05 0.1 0.2 0.5]
 
 A bank holds one item per *train* record, keyed the way ReasoningBank keys it: by the task text
 (the paper's query-to-query retrieval), each with the situation it came from (the task plus the
@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import argparse
 import platform
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.envs.dataset import load_records  # noqa: E402
-from rbdspy.lm import make_embedder  # noqa: E402
-from rbdspy.memory.store import MemoryStore  # noqa: E402
-from rbdspy.modules.retriever import MemoryRetriever  # noqa: E402
-from rbdspy.types import MemoryItem, Provenance  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, table, table_row
+from rbdspy.envs.dataset import load_records
+from rbdspy.lm import make_embedder
+from rbdspy.memory.store import MemoryStore
+from rbdspy.modules.retriever import MemoryRetriever
+from rbdspy.types import MemoryItem, Provenance
 
 DATA = Path(__file__).resolve().parents[1] / "datasets"
 TRAIN = ["scienceworld-train.jsonl", "twx-train.jsonl"]
@@ -126,9 +124,8 @@ def main() -> None:
     train, dev = _records(TRAIN), _records(DEV)
     print(f"# Retrieval precision on datasets/ ({len(train)} train items, {len(dev)} dev queries)")
     print(f"embedder {args.embedder}; {platform.processor() or platform.machine()}; command:")
-    print(f"    python benchmarks/retrieval_bench.py --embedder {args.embedder}\n")
-    header = "| split | query | env | same type (top-1) | distinct items served |"
-    print(header + "\n|---|---|---|---:|---:|")
+    print(f"    {benchmark_command('retrieval_bench', f'--embedder {args.embedder}')}\n")
+    print(table(["split", "query", "env", "same type (top-1)", "distinct items served"], align="lllrr"))
     floor_rows = []
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -139,16 +136,15 @@ def main() -> None:
                 for env, group in sorted(_by_env(queries).items()):
                     r = _evaluate(store, types, group, weight, args.floors, exclude)
                     served = f"{r['distinct_items']} of {r['queries']}"
-                    print(f"| {split} | {query} | {env} | {r['same_type']:.1%} | {served} |")
+                    print(table_row([split, query, env, f"{r['same_type']:.1%}", served]))
                     floor_rows += [(split, query, env, f, v) for f, v in r["floors"].items()]
         store.close()
-    print("\n| split | query | env | floor | seen types served | precision when served | unseen types served |")
-    print("|---|---|---|---:|---:|---:|---:|")
-    for split, query, env, floor, v in floor_rows:
-        print(
-            f"| {split} | {query} | {env} | {floor:.2f} | {v['served_seen']:.1%} | {v['precision']:.1%} "
-            f"| {v['served_unseen']:.1%} |"
-        )
+    header = ["split", "query", "env", "floor", "seen types served", "precision when served", "unseen types served"]
+    cells = [
+        [split, query, env, f"{floor:.2f}", *(f"{v[key]:.1%}" for key in ("served_seen", "precision", "served_unseen"))]
+        for split, query, env, floor, v in floor_rows
+    ]
+    print("\n" + table(header, cells, align="lllrrrr"))
     print(f"\n{time.perf_counter() - start:.1f} s")
 
 

@@ -1,9 +1,9 @@
 """One bank shared by many agents: PostgreSQL + pgvector under concurrent load and at scale.
 
-    python benchmarks/scale_bench.py --part writers [--writers 8 --readers 8 --per-writer 200]
-    python benchmarks/scale_bench.py --part search [--sizes 100000 1000000 --queries 200]
-    python benchmarks/scale_bench.py --part ray      (runs benchmarks/scale_bench_ray.py)
-    python benchmarks/scale_bench.py --quick          (every part, small: a smoke test)
+    python -m benchmarks.scale_bench --part writers [--writers 8 --readers 8 --per-writer 200]
+    python -m benchmarks.scale_bench --part search [--sizes 100000 1000000 --queries 200]
+    python -m benchmarks.scale_bench --part ray      (runs benchmarks.scale_bench_ray)
+    python -m benchmarks.scale_bench --quick          (every part, small: a smoke test)
 
 A throwaway PostgreSQL server (pgserver, with pgvector) is started in a temporary directory
 unless --url names one.
@@ -38,10 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.memory import DedupPolicy, HashEmbedder, MemoryStore  # noqa: E402
-from rbdspy.types import MemoryItem, Provenance  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
+from rbdspy.memory import DedupPolicy, HashEmbedder, MemoryStore
+from rbdspy.types import MemoryItem, Provenance
 
 DIM = 384
 SEED = 0
@@ -276,17 +275,13 @@ def run_search(base_url: str, size: int, n_queries: int, build_limit_s: float, e
 # ---------------------------------------------------------------------------- main
 
 
+def _cell(value) -> str:
+    return f"{value:,.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+
+
 def _table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
-    lines = ["| " + " | ".join(title for title, _ in columns) + " |", "|" + "---|" * len(columns)]
-    for row in rows:
-        cells = []
-        for _, key in columns:
-            value = row.get(key, "-")
-            cells.append(
-                f"{value:,.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
-            )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    cells = [[_cell(row.get(key, "-")) for _, key in columns] for row in rows]
+    return table([title for title, _ in columns], cells)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -334,14 +329,11 @@ def main(argv: list[str] | None = None) -> dict:
         if server is not None:
             server.cleanup()
     if args.part in ("ray", "all"):
-        import importlib.util
+        from benchmarks import scale_bench_ray
 
-        spec = importlib.util.spec_from_file_location("scale_bench_ray", Path(__file__).with_name("scale_bench_ray.py"))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        result["ray"] = module.main(["--quick"] if args.quick else [])
+        result["ray"] = scale_bench_ray.main(["--quick"] if args.quick else [])
     print(f"Machine: {result['machine']}")
-    print("Reproduce: python benchmarks/scale_bench.py " + " ".join(argv if argv is not None else sys.argv[1:]))
+    print(reproduce_line(benchmark_command("scale_bench", *(argv if argv is not None else sys.argv[1:]))))
     if args.out:
         args.out.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
     return result

@@ -1,7 +1,7 @@
 """Ray fan-out of `rbdspy bench`: wall time of the same arms on 1 and on 2 Ray workers, with a
 CPU-bound scripted LM.
 
-    python benchmarks/scale_bench_ray.py [--arms reasoningbank,reasoningbank-k2] [--tasks 12]
+    python -m benchmarks.scale_bench_ray [--arms reasoningbank,reasoningbank-k2] [--tasks 12]
                                          [--max-steps 4] [--burn 3000000] [--workers 1,2] [--local] [--quick]
 
 The LM answers from a script (the bench tests' answers: the agent looks around, the judge says
@@ -31,15 +31,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import dspy
+from dspy.utils import DummyLM
+from rich.console import Console
 
-import dspy  # noqa: E402
-from dspy.utils import DummyLM  # noqa: E402
-from rich.console import Console  # noqa: E402
-
-from rbdspy.bench import run_bench  # noqa: E402
-from rbdspy.bench.arms import parse_arms  # noqa: E402
-from rbdspy.bench.records import arm_path, read_records  # noqa: E402
+from rbdspy.bench import run_bench
+from rbdspy.bench.arms import parse_arms
+from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
 
 LESSON = {"title": "Check the room first", "description": "When a task starts.", "content": "Look around first."}
 # Keyed on the output-field instruction only one kind of call carries (dict order decides).
@@ -150,7 +149,7 @@ def _embedder():
 
 
 def reproduce(args) -> str:
-    parts = ["python benchmarks/scale_bench_ray.py"]
+    parts = []
     if args.quick:
         parts.append("--quick")
     else:
@@ -158,7 +157,7 @@ def reproduce(args) -> str:
         parts.append(f"--burn {args.burn}")
     if args.quick is False or args.worker_counts != [1, 2]:
         parts.append(f"--workers {','.join(map(str, args.worker_counts))}")
-    return " ".join(parts + (["--local"] if args.local else []))
+    return benchmark_command("scale_bench_ray", *parts, "--local" if args.local else "")
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -199,15 +198,12 @@ def main(argv: list[str] | None = None) -> dict:
     identical = len({r["records"] for r in rows}) == 1
     print(f"Arms: {', '.join(arms)}; {args.tasks} tasks x up to {args.max_steps} steps each")
     print(f"LM: scripted, {args.burn:,} loop iterations per call ({per_call:.3f} s per call measured here)\n")
-    print("| run | wall s | speedup vs 1 Ray worker |")
-    print("|---|---:|---:|")
-    for row in rows:
-        speedup = f"{base / row['wall_s']:.2f}x" if base else "-"
-        print(f"| {row['run']} | {row['wall_s']:.1f} | {speedup} |")
+    cells = [[row["run"], f"{row['wall_s']:.1f}", f"{base / row['wall_s']:.2f}x" if base else "-"] for row in rows]
+    print(table(["run", "wall s", "speedup vs 1 Ray worker"], cells, align="lrr"))
     print(f"\nRecords identical across runs (timings and item ids aside): {'yes' if identical else 'NO'}")
     print(f"Tasks that ended in an error: {sum(r['errors'] for r in rows)}")
     print("Cluster start and worker warm-up are not timed: " + ", ".join(f"{r['warm_s']:.1f} s" for r in ray_rows))
-    print(f"Reproduce: {reproduce(args)}")
+    print(reproduce_line(reproduce(args)))
     for row in rows:
         row.pop("records")
     speedups = {r["workers"]: base / r["wall_s"] for r in ray_rows} if base else {}

@@ -1,6 +1,6 @@
 """MemoryStore performance: ingest rate, single-query search latency, reopen time.
 
-    python benchmarks/store_bench.py [--sizes 1000 10000 100000] [--queries 200] [--smoke]
+    python -m benchmarks.store_bench [--sizes 1000 10000 100000] [--queries 200] [--smoke]
 
 Vectors are random, 384-d, L2-normalised (numpy seed fixed), so embedding cost is excluded and
 the figures are the store's own: SQLite durability (WAL, synchronous=FULL) on ingest, exact search
@@ -17,17 +17,15 @@ import argparse
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.memory.store import KEYS, MemoryStore  # noqa: E402
-from rbdspy.types import MemoryItem, Provenance  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, reproduce_line, table
+from rbdspy.memory.store import KEYS, MemoryStore
+from rbdspy.types import MemoryItem, Provenance
 
 DIM = 384
 BATCH = 1000
@@ -113,20 +111,30 @@ def bench_size(size: int, n_queries: int, root: Path) -> dict[str, float]:
     return row
 
 
+COLUMNS = (
+    "items",
+    "ingest (items/s)",
+    "k=1 p50 / p99 (ms)",
+    "k=5 p50 / p99 (ms)",
+    "k=5 in 10% scope p50 / p99 (ms)",
+    "k=5 in 50% scope p50 / p99 (ms)",
+    "reopen, index file (s)",
+    "reopen, rebuild (s)",
+)
+
+
 def _table(rows: list[dict[str, float]]) -> str:
-    lines = [
-        "| items | ingest (items/s) | k=1 p50 / p99 (ms) | k=5 p50 / p99 (ms) | k=5 in 10% scope p50 / p99 (ms) "
-        "| k=5 in 50% scope p50 / p99 (ms) | reopen, index file (s) | reopen, rebuild (s) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    cells = [
+        [
+            f"{int(r['size']):,}",
+            f"{r['ingest']:,.0f}",
+            *(f"{r['p50_' + k]:.2f} / {r['p99_' + k]:.2f}" for k in ("k1", "k5", "small", "big")),
+            f"{r['reopen_file']:.2f}",
+            f"{r['reopen_rebuild']:.2f}",
+        ]
+        for r in rows
     ]
-    for r in rows:
-        lines.append(
-            f"| {int(r['size']):,} | {r['ingest']:,.0f} | {r['p50_k1']:.2f} / {r['p99_k1']:.2f} | "
-            f"{r['p50_k5']:.2f} / {r['p99_k5']:.2f} | {r['p50_small']:.2f} / {r['p99_small']:.2f} | "
-            f"{r['p50_big']:.2f} / {r['p99_big']:.2f} | "
-            f"{r['reopen_file']:.2f} | {r['reopen_rebuild']:.2f} |"
-        )
-    return "\n".join(lines)
+    return table(COLUMNS, cells, align="r" * len(COLUMNS))
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, float]]:
@@ -147,8 +155,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         rows = [bench_size(size, n_queries, root) for size in sizes]
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    command = "python benchmarks/store_bench.py " + (
-        "--smoke" if args.smoke else f"--sizes {' '.join(map(str, sizes))} --queries {n_queries}"
+    command = benchmark_command(
+        "store_bench", "--smoke" if args.smoke else f"--sizes {' '.join(map(str, sizes))} --queries {n_queries}"
     )
     print(
         f"MemoryStore benchmark: {DIM}-d random unit vectors (seed {SEED}), batches of {BATCH}, "
@@ -160,7 +168,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, float]]:
         f"Python {platform.python_version()}.\n"
     )
     print(_table(rows))
-    print(f"\nReproduce: {command}")
+    print(f"\n{reproduce_line(command)}")
     return rows
 
 

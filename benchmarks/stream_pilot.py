@@ -3,7 +3,7 @@ candidate task families on their *train* variations, so that the measured stream
 memory has room to help (the bare agent wins sometimes, not always: roughly 20-70%) and where a
 strategy from one variation can carry to the next. Dev variations are never played here.
 
-    python benchmarks/stream_pilot.py [--lm local] [--per-family 6] [--max-steps 10]
+    python -m benchmarks.stream_pilot [--lm local] [--per-family 6] [--max-steps 10]
 
 Prints, per candidate family: wins, mean steps, mean steps of wins, seconds per task.
 """
@@ -11,16 +11,13 @@ Prints, per candidate family: wins, mean steps, mean steps of wins, seconds per 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import dspy
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rbdspy.envs import EnvAgent, make_env  # noqa: E402
-from rbdspy.lm import make_lm  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, table, table_row
+from rbdspy.envs import EnvAgent, make_env
+from rbdspy.lm import make_lm
 
 # (label, environment, game or task type, TextWorld-Express parameters)
 CANDIDATES = [
@@ -55,9 +52,11 @@ def main() -> None:
     args = parser.parse_args()
     dspy.configure(lm=make_lm(args.lm), adapter=dspy.JSONAdapter())
     print(f"# Stream pilot: bare EnvAgent on train variations, lm {args.lm}, max {args.max_steps} steps")
-    command = f"python benchmarks/stream_pilot.py --lm {args.lm} --per-family {args.per_family}"
-    print(f"    {command} --max-steps {args.max_steps}\n")
-    print("| family | wins | steps | steps (wins) | s/task |\n|---|---:|---:|---:|---:|", flush=True)
+    command = benchmark_command(
+        "stream_pilot", f"--lm {args.lm}", f"--per-family {args.per_family}", f"--max-steps {args.max_steps}"
+    )
+    print(f"    {command}\n")
+    print(table(["family", "wins", "steps", "steps (wins)", "s/task"], align="lrrrr"), flush=True)
     for label, kind, game, params in CANDIDATES:
         if args.only and label not in args.only:
             continue
@@ -76,7 +75,9 @@ def main() -> None:
             per_task = (time.perf_counter() - start) / max(1, len(refs))
             mean_win = f"{sum(win_steps) / len(win_steps):.1f}" if win_steps else "-"
             print(
-                f"| {label} | {wins}/{len(refs)} | {sum(steps) / len(steps):.1f} | {mean_win} | {per_task:.0f} |",
+                table_row(
+                    [label, f"{wins}/{len(refs)}", f"{sum(steps) / len(steps):.1f}", mean_win, f"{per_task:.0f}"]
+                ),
                 flush=True,
             )
         finally:

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"benchmarks.{name}")
 
 
 def test_store_bench_smoke(tmp_path, capsys):
     rows = _load("store_bench").main(["--smoke", "--dir", str(tmp_path)])
     out = capsys.readouterr().out
     assert len(rows) == 1 and rows[0]["size"] == 1000 and rows[0]["ingest"] > 0
-    assert "| 1,000 |" in out and "Reproduce: python benchmarks/store_bench.py --smoke" in out
+    assert "| 1,000 |" in out and "Reproduce: python -m benchmarks.store_bench --smoke" in out
     assert list(tmp_path.iterdir()) == []  # temporary stores cleaned up
 
 
@@ -36,7 +30,7 @@ def test_scale_bench_ray_smoke(capsys):
     out = capsys.readouterr().out
     assert result["identical"] and [r["workers"] for r in result["rows"]] == [2]
     assert "| ray, 2 worker(s) |" in out and "Tasks that ended in an error: 0" in out
-    assert "Reproduce: python benchmarks/scale_bench_ray.py --quick --workers 2" in out
+    assert "Reproduce: python -m benchmarks.scale_bench_ray --quick --workers 2" in out
 
 
 def test_scale_bench_smoke_writers_and_search(capsys):
@@ -48,7 +42,7 @@ def test_scale_bench_smoke_writers_and_search(capsys):
     stores = [row["store"] for row in result["search"]]
     assert stores == ["pgvector exact", "pgvector HNSW (ef_search 100)", "SQLite + FAISS (embedded)"]
     assert result["search"][0]["recall@5"] == 1.0 and result["search"][2]["recall@5"] == 1.0  # the exact ones
-    assert "Reproduce: python benchmarks/scale_bench.py --quick --part search" in capsys.readouterr().out
+    assert "Reproduce: python -m benchmarks.scale_bench --quick --part search" in capsys.readouterr().out
 
 
 def test_judge_designs_smoke_runs_every_design_and_resumes(tmp_path, capsys):
@@ -63,7 +57,7 @@ def test_judge_designs_smoke_runs_every_design_and_resumes(tmp_path, capsys):
     assert all(t["ood"] == "—" and t["tuned_on"] == "—" for t in result["table"])  # hand-written prompts
     assert "| design | renderer | judge | tuned on | evaluated on | OOD |" in printed
     assert "A threshold chosen on one family, reported on the other" in printed
-    assert f"Reproduce: python benchmarks/judge_designs.py --smoke --out {out} --resume" in printed
+    assert f"Reproduce: python -m benchmarks.judge_designs --smoke --out {out} --resume" in printed
     lines = sorted((out / "records").glob("*.jsonl"))
     assert len(lines) == 10 and (out / "results.md").is_file()
     with pytest.raises(SystemExit, match="--resume"):
@@ -94,7 +88,7 @@ def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
     assert module.held_by_quarantine(module.ATTACKS[0].name)
     assert not module.held_by_quarantine("heldout-advice-1")
     assert "| extractor writes the attacker's lesson |" in printed
-    assert f"Reproduce: python benchmarks/poison_bench.py --smoke --out {out} --resume" in printed
+    assert f"Reproduce: python -m benchmarks.poison_bench --smoke --out {out} --resume" in printed
     lines = (out / "trials.jsonl").read_text().splitlines()
     assert len(lines) == len(result["rows"])
     with pytest.raises(SystemExit, match="--resume"):

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from rbdspy.bench.tables import pct, table
+
 TOP_ITEMS = 5
+ITEM_COLUMNS = ("most served item", "kind", "served", "success when served", "vs base rate")
 
 
 def _rate(values: list[bool]) -> float | None:
@@ -82,10 +85,6 @@ def _labels(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
-
-
 def memory_markdown(results: dict[str, Any]) -> str:
     """The memory section of results.md: one block per arm that has memory."""
     blocks = ["## Memory", ""]
@@ -96,23 +95,20 @@ def memory_markdown(results: dict[str, Any]) -> str:
         blocks += [
             f"### {arm}",
             "",
-            f"Base rate {_pct(summary['base_rate'])}; a memory was served on {_pct(summary['served_on_wins'])} of wins "
-            f"and {_pct(summary['served_on_losses'])} of losses; mean similarity of served items "
+            f"Base rate {pct(summary['base_rate'])}; a memory was served on {pct(summary['served_on_wins'])} of wins "
+            f"and {pct(summary['served_on_losses'])} of losses; mean similarity of served items "
             f"{summary['mean_similarity'] or 0:.2f}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
-            f"(+{_pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
+            f"(+{pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
             f"{_truth_sentence(summary.get('lesson_truth'))}",
             "",
-            "| most served item | kind | served | success when served | vs base rate |",
-            "|---|---|---:|---:|---:|",
         ]
+        rows = []
         for item in summary["top_items"]:
             delta = item["success_when_served"] - (summary["base_rate"] or 0.0)
-            blocks.append(
-                f"| {item['title']} | {item['source']} | {item['served']} | {_pct(item['success_when_served'])} "
-                f"| {100 * delta:+.0f} pp |"
-            )
-        blocks.append("")
+            served = pct(item["success_when_served"])
+            rows.append([item["title"], item["source"], item["served"], served, f"{100 * delta:+.0f} pp"])
+        blocks += [table(ITEM_COLUMNS, rows, align="llrrr"), ""]
     return "\n".join(blocks) if len(blocks) > 2 else ""
 
 

@@ -18,16 +18,13 @@ from rich.console import Console
 from rbdspy.bench.arms import ARMS, BASELINE, REPLAY
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.stats import compare, summarise
+from rbdspy.bench.tables import command, pct, reproduce_line, table
 from rbdspy.bench.tasks import BenchTask
 
 RESULTS_JSON = "results.json"
 RESULTS_MD = "results.md"
 CURVE_PNG = "learning_curve.png"
 BARS_PNG = "success_bars.png"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -58,14 +55,14 @@ COLUMNS = (
 
 
 def markdown_table(results: dict[str, Any]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    rows = []
     for arm, s in results["arms"].items():
         cmp = results["comparisons"].get(arm, {})
         row = [
             arm,
-            _pct(s["success_rate_measured"]),
+            pct(s["success_rate_measured"]),
             _ci(cmp.get("measured")),
-            _pct(s["success_rate"]),
+            pct(s["success_rate"]),
             _ci(cmp.get("all")),
             _num(s["mean_score"], 2),
             _num(s["mean_steps"]),
@@ -76,8 +73,8 @@ def markdown_table(results: dict[str, Any]) -> str:
             str(s["memories_written"]),
             _num(s["wall_s"], 0),
         ]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
+        rows.append(row)
+    return table(COLUMNS, rows)
 
 
 def console_table(results: dict[str, Any]):
@@ -102,9 +99,9 @@ def console_table(results: dict[str, Any]):
         tokens = s["prompt_tokens_per_task"] + s["completion_tokens_per_task"]
         table.add_row(
             arm,
-            _pct(s["success_rate_measured"]),
+            pct(s["success_rate_measured"]),
             _ci(cmp.get("measured")),
-            _pct(s["success_rate"]),
+            pct(s["success_rate"]),
             _num(s["mean_steps"]),
             _num(s["lm_calls_per_task"]),
             _num(tokens, 0),
@@ -143,7 +140,8 @@ def markdown_report(results: dict[str, Any]) -> str:
             f"\n**Partial run** (continue it with `--resume`): {', '.join(unfinished)} tasks played; each "
             "comparison covers only the tasks both arms have played.\n"
         )
-    return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\nReproduce: `{results['command']}`\n"
+    reproduce = reproduce_line(results["command"], code=True)
+    return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\n{reproduce}\n"
 
 
 def _plt():
@@ -204,7 +202,6 @@ def success_bars_png(results: dict[str, Any], path: Path) -> Path:
 
 def reproduce_command(config) -> str:
     parts = [
-        "rbdspy bench",
         f"--env {config.env}",
         f"--tasks {config.n_tasks}",
         f"--arms {','.join(config.arms)}",
@@ -226,7 +223,7 @@ def reproduce_command(config) -> str:
         parts.append(f"--lm {config.lm}")
     if config.embedder:
         parts.append(f"--embedder {config.embedder}")
-    return " ".join(parts)
+    return command("rbdspy bench", *parts)
 
 
 def build_results(
@@ -283,6 +280,7 @@ def write_reports(
     (out_dir / RESULTS_JSON).write_text(json.dumps(results, indent=2), encoding="utf-8")
     console.print(console_table(results))
     console.print(
-        f"Results in {out_dir} ({RESULTS_MD}, {RESULTS_JSON}, {CURVE_PNG}, {BARS_PNG}). Reproduce: {results['command']}"
+        f"Results in {out_dir} ({RESULTS_MD}, {RESULTS_JSON}, {CURVE_PNG}, {BARS_PNG}). "
+        + reproduce_line(results["command"])
     )
     return results

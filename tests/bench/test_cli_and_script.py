@@ -1,9 +1,6 @@
 """`rbdspy bench` threads its options to the harness and refuses bad ones; the benchmark script
 runs at smoke size and prints the table with the command that reproduces it."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from bench_testing import Unclosed, scripted_lm
 from typer.testing import CliRunner
@@ -11,8 +8,6 @@ from typer.testing import CliRunner
 import rbdspy.bench
 import rbdspy.lm
 from rbdspy.cli import app
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "memory_bench.py"
 
 
 @pytest.fixture
@@ -96,14 +91,13 @@ def test_memory_bench_script_smoke(demo_env, tmp_path, capsys, hash_embedder, mo
 
     # Reuse the session's JVM.
     monkeypatch.setattr(rbdspy.envs.task_sets, "open_task_set", lambda env, task_set="demo": Unclosed(demo_env))
-    spec = importlib.util.spec_from_file_location("memory_bench", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from benchmarks import memory_bench as module
+
     argv = ["--smoke", "--arms", "no-memory,reasoningbank", "--out", str(tmp_path / "run"), "--no-mlflow"]
     results = module.main(argv, lm=scripted_lm(), embedder=hash_embedder)
     out = capsys.readouterr().out
     assert list(results["arms"]) == ["no-memory", "reasoningbank"]
-    assert "| reasoningbank |" in out and "Reproduce: python benchmarks/memory_bench.py --smoke" in out
+    assert "| reasoningbank |" in out and "Reproduce: python -m benchmarks.memory_bench --smoke" in out
 
 
 def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_path, monkeypatch, mlflow_store):

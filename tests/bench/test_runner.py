@@ -198,15 +198,11 @@ def test_the_seeded_arm_starts_from_train_lessons_and_the_paper_arm_keeps_the_pa
 
 
 def test_the_bank_anatomy_script_reads_a_run_without_touching_it(smoke_run, monkeypatch, capsys):
-    import importlib.util
     import sys
-    from pathlib import Path
+
+    from benchmarks import bank_anatomy as module
 
     out, _, results, records, _ = smoke_run
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bank_anatomy.py"
-    spec = importlib.util.spec_from_file_location("bank_anatomy", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     bank = out / "banks" / "reasoningbank"
     before = {p.name: p.read_bytes() for p in bank.iterdir() if p.is_file()}
     monkeypatch.setattr(sys, "argv", ["bank_anatomy.py", "--run", str(out), "--arm", "reasoningbank"])

@@ -1,8 +1,6 @@
-"""benchmarks/env_bench.py still runs (smoke size; timings are printed, never asserted)."""
+"""benchmarks.env_bench still runs (smoke size; timings are printed, never asserted)."""
 
-import importlib.util
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -11,18 +9,15 @@ pytest.importorskip("textworld_express")
 if shutil.which("java") is None:
     pytest.skip("Java is not installed (TextWorld-Express runs on the JVM)", allow_module_level=True)
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "env_bench.py"
-
 
 def test_env_bench_smoke(capsys, twx_env):
-    spec = importlib.util.spec_from_file_location("env_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from benchmarks import env_bench as module
+
     rows = module.main(["--smoke", "--envs", "twx"])
     out = capsys.readouterr().out
     assert rows[0]["task_type"] == "coin" and rows[0]["success"] == 1.0 and rows[0]["steps_per_s"] > 0
     assert rows[-1]["written"] == 4
-    assert "| twx | coin |" in out and "Reproduce: python benchmarks/env_bench.py --smoke --envs twx" in out
+    assert "| twx | coin |" in out and "Reproduce: python -m benchmarks.env_bench --smoke --envs twx" in out
 
 
 def test_env_bench_agent_rows_count_steps_and_successes():
@@ -30,11 +25,9 @@ def test_env_bench_agent_rows_count_steps_and_successes():
     import dspy
     from dspy.utils import DummyLM
 
+    from benchmarks import env_bench as module
     from rbdspy.demo import demo_tasks, open_demo_env
 
-    spec = importlib.util.spec_from_file_location("env_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     with open_demo_env("twx") as env:
         gold = env.gold_path(demo_tasks(env, 1)[0])
     row = module.bench_agent(

@@ -10,17 +10,13 @@ from pathlib import Path
 import dspy
 import pytest
 
+import benchmarks.poison_corpus as CORPUS
 from rbdspy import Trajectory
 from rbdspy.memory.defence import RULES, Quarantine, lesson_findings, text_findings, trajectory_findings
 from rbdspy.types import Lesson, MemoryItem, Step, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "modules"))
-
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import poison_corpus as CORPUS  # noqa: E402  (benchmarks/ is not a package)
 
 # Ordinary lessons as rbdspy's extractors write them (the paper's style), including imperatives
 # aimed at the task, quoted actions and numbers: none may be held.
