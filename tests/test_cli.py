@@ -118,17 +118,18 @@ def test_demo_takes_memories_and_rollouts_without_warnings(demo_kwargs):
     assert "--k " not in help_text and "-k " not in help_text  # the old spellings are hidden
 
 
-def test_demo_defaults_are_one_memory_and_three_rollouts(demo_kwargs):
+def test_demo_defaults_are_the_house_the_environments_memories_and_three_rollouts(demo_kwargs):
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
-    assert (demo_kwargs["k"], demo_kwargs["rollouts"]) == (1, 3)
+    # k None: run_demo retrieves 3 in the house (wins stored as their actions), 1 elsewhere
+    assert (demo_kwargs["env"], demo_kwargs["k"], demo_kwargs["rollouts"]) == ("house", None, 3)
 
 
 @pytest.mark.parametrize(
     ("argv", "old", "new", "expected"),
     [
         (["-k", "2"], "-k", "--memories", {"k": 2, "rollouts": 3}),
-        (["--k", "4"], "--k", "--rollouts", {"k": 1, "rollouts": 4}),
+        (["--k", "4"], "--k", "--rollouts", {"k": None, "rollouts": 4}),
     ],
 )
 def test_old_demo_spellings_still_work_with_a_deprecation_warning(demo_kwargs, argv, old, new, expected):

@@ -21,7 +21,11 @@ EmbedderOpt = typer.Option(
 )
 LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
 # One vocabulary for every command: --memories (items retrieved per task), --rollouts (MaTTS).
-MemoriesOpt = typer.Option(1, "--memories", help="Memory items retrieved per task.")
+MemoriesOpt = typer.Option(
+    None,
+    "--memories",
+    help="Memory items retrieved per task (default: 3 in the house, whose wins are stored as actions too; else 1).",
+)
 RolloutsOpt = typer.Option(
     3,
     "--rollouts",

@@ -24,10 +24,14 @@ def demo(
         "bank", "--path", "-p", help="Where the bank is kept (reused if it exists): a directory or a postgresql:// URL."
     ),
     namespace: str | None = NamespaceOpt,
-    env: str = typer.Option("twx", "--env", help="twx (small TextWorld-Express games) | scienceworld"),
+    env: str = typer.Option(
+        "house",
+        "--env",
+        help="house (quests in one persistent TextWorld world) | twx (small TextWorld-Express games) | scienceworld",
+    ),
     tasks: int = typer.Option(3, "--tasks", "-n", help="How many environment tasks to play."),
     max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
-    memories: int = MemoriesOpt,
+    memories: int | None = MemoriesOpt,
     matts: str = typer.Option("none", "--matts", help="Memory-aware test-time scaling: none | parallel | sequential."),
     rollouts: int = RolloutsOpt,
     lm: str | None = LmOpt,
@@ -37,8 +41,10 @@ def demo(
 ):
     """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default).
 
-    Each step is printed as the agent plays it, then one block per task. Exits 1 when the agent
-    failed on every task."""
+    By default, quests in one persistent TextWorld world that fetch the same thing: a later quest
+    is offered the way an earlier one won, and a step played on memory's suggestion is marked
+    "(memory)". Each step is printed as the agent plays it, then one block per task. Exits 1 when
+    the agent failed on every task."""
     from rbdspy.demo import MATTS_MODES, failed_everywhere, run_demo
 
     console = get_console()
