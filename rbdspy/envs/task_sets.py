@@ -117,31 +117,40 @@ def demo_task_types(env: Any) -> list[str]:
     return task_set_types(env, "demo")
 
 
-def house_demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
+def house_demo_tasks(env: Any, n_tasks: int) -> list[str]:
     """`n_tasks` quests of the world that fetch the same thing: the first thing, in catalogue
-    order, that `n_tasks` quests of `split` fetch (the one most fetched if none is), so each quest
-    after the first can be served the way an earlier one went. Quests are generated only as far
-    as the choice needs (a fresh machine compiles them on first use)."""
-    by_thing: dict[str, list[str]] = {}
-    seen: list[str] = []
-    for ref in env.tasks(split):
-        seen.append(ref.id)
-        thing = env.quest(ref).goal.obj
-        if not thing:  # a quest that opens or unlocks something fetches nothing
+    order, that `n_tasks` train or dev quests fetch (the one most fetched if none is), its
+    quests shortest first ("Take the cashew." before "Put the cashew on the armchair."), so each
+    quest after the first can be offered the way an earlier one went. Quests are generated only as
+    far as the choice needs (a fresh machine compiles them on first use)."""
+    from rbdspy.envs.textworld_house import SPLIT_CYCLE
+
+    seed = int(env.task_types()[0])
+    catalogue = env.catalogue(seed)
+    by_thing: dict[str, list] = {}
+    chosen: list = []
+    seen = dict.fromkeys(SPLIT_CYCLE, 0)
+    for position in range(sum(env.pool.values())):
+        split = SPLIT_CYCLE[position % len(SPLIT_CYCLE)]
+        index, seen[split] = seen[split], seen[split] + 1
+        quest = catalogue.quest(split, index)  # generated on first use, in catalogue order
+        if split == "test" or not quest.goal.obj:  # an open/unlock quest fetches nothing
             continue
-        fetched = by_thing.setdefault(thing, [])
-        fetched.append(ref.id)
-        if len(fetched) == n_tasks:
-            return fetched
-    best = max(by_thing.values(), key=len, default=[])  # the first of the longest
-    return best + [task_id for task_id in seen if task_id not in best][: n_tasks - len(best)]
+        chosen = by_thing.setdefault(quest.goal.obj, [])
+        chosen.append(quest)
+        if len(chosen) == n_tasks:
+            break
+    else:
+        chosen = max(by_thing.values(), key=len, default=[])  # the first of the most fetched
+    chosen = sorted(chosen, key=lambda q: len(q.walkthrough))
+    return [f"textworld/{seed}/{q.split}/{q.index}" for q in chosen]
 
 
 def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
     """`n_tasks` task ids of the small task set: quests fetching one thing in a persistent world
     (`house_demo_tasks`), else one of each game/type in turn."""
     if getattr(env, "name", "") == "textworld":
-        return house_demo_tasks(env, n_tasks, split)
+        return house_demo_tasks(env, n_tasks)
     types = demo_task_types(env)
     per_type = -(-n_tasks // len(types))
     groups = [env.tasks(split, [t], limit=per_type) for t in types]
