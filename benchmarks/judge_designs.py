@@ -46,7 +46,8 @@ import dspy
 from rbdspy.bench import tables
 from rbdspy.envs.dataset import LabelledTrajectory, load_records
 from rbdspy.lm.usage import LmUsage
-from rbdspy.modules.compiled import load_component
+from rbdspy.loop.compiled_prompts import load_component
+from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.modules.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
     DEFAULT_PROBABILITY_BAND,
@@ -57,7 +58,6 @@ from rbdspy.modules.judge import (
     Judge,
     render_trajectory,
 )
-from rbdspy.modules.lm_errors import LMSetupError
 from rbdspy.modules.verdict_probability import (
     DEFAULT_PROBABILITY_VIEWS,
     answered_by_question,

@@ -32,8 +32,8 @@ from pathlib import Path
 from rbdspy.bench.tables import benchmark_command, table, table_row
 from rbdspy.envs.dataset import load_records
 from rbdspy.lm import make_embedder
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory.store import MemoryStore
-from rbdspy.modules.retriever import MemoryRetriever
 from rbdspy.types import MemoryItem, Provenance
 
 DATA = Path(__file__).resolve().parents[1] / "datasets"

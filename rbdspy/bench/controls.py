@@ -25,11 +25,11 @@ from typing import Any
 
 import dspy
 
+from rbdspy.loop.agent_io import output_fields, trajectory_of
+from rbdspy.loop.lm_errors import act
+from rbdspy.loop.plan import Plan, arun, run
+from rbdspy.loop.reasoning_bank import RESULT_FIELDS
 from rbdspy.memory.formatting import format_memory_block
-from rbdspy.modules.agent_io import output_fields, trajectory_of
-from rbdspy.modules.lm_errors import act
-from rbdspy.modules.plan import Plan, arun, run
-from rbdspy.modules.reasoning_bank import RESULT_FIELDS
 
 PLACEBO_WORLD_OFFSET = 7919  # the placebo's world: far from any world a stream plays
 EXEMPLARS = 3  # as many walkthroughs as the memory arms retrieve items

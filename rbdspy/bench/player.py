@@ -34,7 +34,7 @@ SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 
 
 def _compiled_arg(compiled: bool) -> Any:
-    from rbdspy.modules.compiled import DEFAULT
+    from rbdspy.loop.compiled_prompts import DEFAULT
 
     return DEFAULT if compiled else None
 

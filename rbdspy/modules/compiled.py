@@ -1,117 +1,15 @@
-"""Compiled prompts on disk, and how a ReasoningBank picks them up.
+"""Moved to `rbdspy.loop.compiled_prompts`, where the code lives. This module re-exports it so that the old path
+keeps working for imports and for pickles written before the move."""
 
-`rbdspy compile` writes each compiled component as DSPy JSON (never pickle) into one directory:
-`judge.json` (a `Judge`'s state) and `extractors.json` (an `Extractor`'s). The package ships such
-a directory, `rbdspy/compiled/`, so `ReasoningBank()` starts with tuned prompts; a component
-whose file is absent keeps its hand-written prompt.
-
-    ReasoningBank(agent, store)                      # the shipped prompts, where present
-    ReasoningBank(agent, store, compiled="out/")     # a compile's output directory
-    ReasoningBank(agent, store, compiled=None)       # the hand-written prompts only (or False)
-"""
-
-from __future__ import annotations
-
-import json
-import logging
-from pathlib import Path
-from typing import Any
-
-log = logging.getLogger(__name__)
-
-PACKAGE_COMPILED_DIR = Path(__file__).resolve().parent.parent / "compiled"
-DEFAULT = "default"
-# ReasoningBank attribute -> file name in a compiled directory.
-COMPONENT_FILES = {"judge": "judge.json", "extractor": "extractors.json"}
-
-
-def resolve(compiled: Any) -> tuple[Path | None, bool]:
-    """(directory or file to load, whether it must exist). `DEFAULT` is the package's shipped
-    directory and may be empty; an explicit path must hold something to load."""
-    if compiled is None or compiled is False:
-        return None, False
-    if isinstance(compiled, str) and compiled == DEFAULT:
-        return PACKAGE_COMPILED_DIR, False
-    if isinstance(compiled, (str, Path)):
-        return Path(compiled), True
-    raise TypeError(
-        "compiled must be a directory of compiled JSON files, a .json file, None or False; "
-        f"got {type(compiled).__name__}"
-    )
-
-
-# A compiled prompt file is small (instructions and a few demos); these bound what loading one may
-# cost, so that a hostile or corrupted file cannot exhaust memory.
-MAX_FILE_BYTES = 5_000_000
-MAX_DEMOS = 64
-
-
-def read_prompt_state(path: Path, allow_lm_settings: bool = False) -> dict:
-    """The JSON state in `path`, checked and stripped of LM settings: prompts never choose which
-    model is called, with which key or at which endpoint (a predictor's `lm` entry is dropped, with
-    a warning, unless the caller passes allow_lm_settings=True for a file it trusts)."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path} is {size:,} bytes; a compiled prompt file is at most {MAX_FILE_BYTES:,}")
-    state = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(state, dict):
-        raise ValueError(f"{path} holds a JSON {type(state).__name__}, not a saved DSPy program (an object)")
-    for name, entry in state.items():
-        if not isinstance(entry, dict) or "signature" not in entry:
-            continue
-        demos = entry.get("demos") or []
-        if len(demos) > MAX_DEMOS:
-            raise ValueError(f"{path}: {name} carries {len(demos):,} demos; a compiled prompt has at most {MAX_DEMOS}")
-        if entry.get("lm") and not allow_lm_settings:
-            log.warning("%s: ignoring the LM settings saved for %s (prompts never choose the model or key)", path, name)
-            entry["lm"] = None
-    return state
-
-
-def load_state_file(module, path: Path, allow_lm_settings: bool = False) -> None:
-    """Loads a saved program's JSON into `module`, with an error naming the file when it does
-    not fit: a missing component, a wrong shape."""
-    state = read_prompt_state(path, allow_lm_settings)
-    missing = [name for name, _ in module.named_predictors() if name not in state]
-    if missing:
-        raise ValueError(
-            f"{path} is not a compiled {type(module).__name__}: it has no saved state for {', '.join(missing)} "
-            "(was it written by `rbdspy compile` or `save()` for this component?)"
-        )
-    module.load_state(state, allow_unsafe_lm_state=False)
-
-
-def load_component(module, path: Path) -> None:
-    """Loads one component's JSON state, with an error naming the file when it does not fit."""
-    if path.suffix != ".json":
-        raise ValueError(f"compiled programs are loaded from JSON only, never pickle: {path}")
-    try:
-        load_state_file(module, path)
-    except (KeyError, TypeError, json.JSONDecodeError) as error:
-        raise ValueError(
-            f"{path} is not a compiled {type(module).__name__} ({type(error).__name__}: {error}); "
-            "was it written by `rbdspy compile` for this component?"
-        ) from error
-
-
-def load_directory(owner, directory: Path, required: bool) -> list[str]:
-    """Loads every component file present in `directory` into `owner`'s components; returns
-    the files loaded."""
-    if not directory.is_dir():
-        if required:
-            raise FileNotFoundError(f"no compiled directory at {directory}")
-        return []
-    loaded = []
-    for attribute, name in COMPONENT_FILES.items():
-        path = directory / name
-        if path.is_file():
-            load_component(getattr(owner, attribute), path)
-            loaded.append(str(path))
-    if required and not loaded:
-        raise FileNotFoundError(
-            f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: "
-            "pass the output directory of `rbdspy compile`"
-        )
-    if loaded:
-        log.debug("loaded compiled prompts: %s", loaded)
-    return loaded
+from rbdspy.loop.compiled_prompts import (  # noqa: F401
+    COMPONENT_FILES,
+    DEFAULT,
+    MAX_DEMOS,
+    MAX_FILE_BYTES,
+    PACKAGE_COMPILED_DIR,
+    load_component,
+    load_directory,
+    load_state_file,
+    read_prompt_state,
+    resolve,
+)

@@ -6,11 +6,11 @@ from typing import Any
 
 import dspy
 
+from rbdspy.loop.lm_errors import attempt
+from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.modules.action_record import action_record
 from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
-from rbdspy.modules.lm_errors import attempt
-from rbdspy.modules.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.types import Verdict

@@ -36,8 +36,8 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.lm_errors import attempt, indeterminate
-from rbdspy.modules.plan import Gather, Plan, arun, run
+from rbdspy.loop.lm_errors import attempt, indeterminate
+from rbdspy.loop.plan import Gather, Plan, arun, run
 from rbdspy.modules.verdict_probability import (
     DEFAULT_PROBABILITY_VIEWS,
     PROBABILITY_VIEWS,

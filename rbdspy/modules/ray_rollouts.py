@@ -20,7 +20,7 @@ from typing import Any
 import dspy
 from dspy.clients import base_lm
 
-from rbdspy.modules.plan import run
+from rbdspy.loop.plan import run
 from rbdspy.modules.rollout import Rollout, rollout_plan
 from rbdspy.scale import check_picklable, ensure_ray, get, import_ray
 

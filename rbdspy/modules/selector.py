@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import dspy
 
-from rbdspy.modules.lm_errors import attempt
-from rbdspy.modules.plan import Plan, arun, run
+from rbdspy.loop.lm_errors import attempt
+from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.modules.rollout import step_count
 from rbdspy.signatures import SelectBestTrajectory
 from rbdspy.types import Trajectory, Verdict

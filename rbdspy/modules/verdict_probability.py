@@ -40,6 +40,8 @@ from typing import Any
 
 import dspy
 
+from rbdspy.loop.lm_errors import attempt, indeterminate
+from rbdspy.loop.plan import Gather, Plan
 from rbdspy.modules.last_steps import (
     LAST_ACTIONS,
     RECENT_ACTIONS,
@@ -48,8 +50,6 @@ from rbdspy.modules.last_steps import (
     last_steps,
     tail_of_text,
 )
-from rbdspy.modules.lm_errors import attempt, indeterminate
-from rbdspy.modules.plan import Gather, Plan
 from rbdspy.types import Trajectory, Verdict
 
 # Questions a view asks: the last-steps question over a window of RECENT_ACTIONS, LAST_ACTIONS or

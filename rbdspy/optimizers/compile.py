@@ -37,7 +37,7 @@ import dspy
 
 from rbdspy import tracking
 from rbdspy.lm.usage import LmUsage
-from rbdspy.modules.compiled import COMPONENT_FILES, load_component
+from rbdspy.loop.compiled_prompts import COMPONENT_FILES, load_component
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN, Judge
 from rbdspy.optimizers.evaluation import EvalReport, evaluate

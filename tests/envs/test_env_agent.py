@@ -8,7 +8,7 @@ from dspy.utils import DummyLM
 
 from rbdspy.envs import EnvAgent, actions_of
 from rbdspy.envs.agent import clean_action
-from rbdspy.modules.agent_io import accepts_input
+from rbdspy.loop.agent_io import accepts_input
 
 TASK_ID = "fake/lamp/train/0"
 

@@ -11,7 +11,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy import MemoryStore, ReasoningBank
-from rbdspy.modules import compiled as compiled_prompts
+from rbdspy.loop import compiled_prompts
 from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.judge import Judge
 

@@ -6,9 +6,9 @@ import pytest
 from matts_testing import RolloutLM, lessons
 
 from rbdspy import MemoryItem, MemoryStore, Provenance, ReasoningBank, Verdict
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, MIN_EVIDENCE
-from rbdspy.modules.retriever import MemoryRetriever
 
 TEMPLATE = "You are hungry! Cook a meal following the cookbook recipe."
 
@@ -151,7 +151,7 @@ def test_retired_items_do_not_crowd_out_live_ones(store):
 
 
 def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
-    from rbdspy.modules.retriever import MEASURED_FLOORS
+    from rbdspy.loop.retriever import MEASURED_FLOORS
 
     class NamedLikeMiniLM(HashEmbedder):
         def __init__(self):

@@ -1,0 +1,147 @@
+"""MemoryRetriever: the items to serve for a task, as a DSPy module with no LM call."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from typing import Literal
+
+import dspy
+
+from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
+
+DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, more hurt
+RANKINGS = ("similarity", "utility")
+Ranking = Literal["similarity", "utility"]
+CANDIDATE_POOL = 16  # similar items re-ranked per query (doubled while retired ones crowd it)
+# How much the situation's similarity adds to the task's (see README, "Retrieval"): enough to
+# order candidates whose task texts are identical (one template, many games), too little to
+# overturn a clearly better task match.
+SITUATION_WEIGHT = 0.1
+# Similarity floors measured per embedder (benchmarks/retrieval_bench.py on the train split: the
+# floor that keeps every serve of a seen task type and refuses most serves of unseen ones).
+# "auto" uses the embedder's measured floor, and no floor for an embedder not measured here:
+# cosine scales differ between embedders, so one number cannot fit them all.
+MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
+AUTO = "auto"
+
+
+def _tiebreak(query: str, position: int) -> str:
+    """A per-query pseudo-random order for exact ties: never the order items were inserted in,
+    which would serve the oldest of many identical keys on every task. It hashes the item's
+    position in the store's answer (ties come in insertion order), not its id: ids are random, so
+    a run that hashed them served different items on a rerun with the same seed."""
+    return hashlib.blake2b(f"{query}\0{position}".encode(), digest_size=8).hexdigest()
+
+
+class MemoryRetriever(dspy.Module):
+    """Returns `Prediction(memories, scores, retrieval)`, best first.
+
+    - `memories`: the items to serve (list[MemoryItem]); `scores`: their rank scores.
+    - `retrieval`: one dict per served item (id, title, source, similarity to the task,
+      similarity of situations, rank_score, value), what a benchmark record keeps to explain a
+      serve.
+
+    Candidates are the store's items most similar to the task text (scope filtering happens
+    inside the store, before any top-k). Given the task's `situation` (the task plus what the
+    agent first saw), each candidate's similarity gains `situation_weight` times the similarity
+    of the situation it was learned in: tasks made from one template are told apart by what
+    differs between them. Retired items are never served. Below `min_similarity` (on the task
+    text) nothing is served: an irrelevant lesson costs tokens and can mislead a small model.
+    With `ranking="utility"` the rank joins similarity and the item's learned usefulness
+    (`memory/ranking.py`); with "similarity" (the paper's) it is the similarity. The store is a
+    live handle: deep copies of this module (one per optimizer candidate) share it.
+    """
+
+    def __init__(
+        self,
+        store,
+        k: int = DEFAULT_K,
+        scope: str | None = None,
+        *,
+        ranking: Ranking = "similarity",
+        min_similarity: float | None | Literal["auto"] = None,
+        utility_weight: float = UTILITY_WEIGHT,
+        situation_weight: float = SITUATION_WEIGHT,
+    ):
+        super().__init__()
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be an integer >= 0 (0 disables retrieval); got {k!r}")
+        if ranking not in RANKINGS:
+            raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}; got {ranking!r}")
+        if min_similarity != AUTO and min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
+            raise ValueError(f"min_similarity is a cosine in [-1, 1], 'auto' or None; got {min_similarity!r}")
+        self.store = store
+        self.k = k
+        self.scope = scope
+        self.ranking = ranking
+        self.min_similarity = min_similarity
+        self.utility_weight = utility_weight
+        self.situation_weight = situation_weight
+
+    @property
+    def floor(self) -> float | None:
+        """The similarity floor in force (`min_similarity`, resolved for "auto")."""
+        if self.min_similarity != AUTO:
+            return self.min_similarity
+        return MEASURED_FLOORS.get(getattr(self.store.embedder, "name", None))
+
+    def _candidates(self, query: str, k: int, scope: str | None) -> list:
+        pool = max(CANDIDATE_POOL, 4 * k)
+        while True:
+            hits = self.store.search(query, k=pool, scope=scope)
+            live = [(item, similarity) for item, similarity in hits if not item.retired]
+            if len(live) >= pool // 2 or len(hits) < pool:
+                return live
+            pool *= 2
+
+    def _situation_similarities(self, situation: str, items: list) -> list[float]:
+        """Cosine of `situation` with the situation each item was learned in (its task when none
+        was recorded)."""
+        texts = [situation] + [
+            (item.provenance[0].situation if item.provenance else None) or item.task or item.text() for item in items
+        ]
+        vectors = self.store.embed(texts)
+        return [float(v) for v in vectors[1:] @ vectors[0]]
+
+    def forward(
+        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+    ) -> dspy.Prediction:
+        k = self.k if k is None else k
+        if k == 0 or not task or len(self.store) == 0:
+            return dspy.Prediction(memories=[], scores=[], retrieval=[])
+        scope = scope if scope is not None else self.scope
+        floor = self.floor
+        candidates = [
+            (item, similarity)
+            for item, similarity in self._candidates(task, k, scope)
+            if floor is None or similarity >= floor
+        ]
+        situated = self._situation_similarities(situation, [i for i, _ in candidates]) if situation else None
+        rows = []
+        for n, (item, similarity) in enumerate(candidates):
+            score = similarity + (self.situation_weight * situated[n] if situated else 0.0)
+            rank = rank_score(score, item.value, self.utility_weight) if self.ranking == "utility" else score
+            rows.append((rank, score, item, similarity, situated[n] if situated else None, n))
+        rows.sort(key=lambda row: (-row[0], -row[1], _tiebreak(situation or task, row[5])))
+        served = rows[:k]
+        retrieval = [
+            {
+                "id": item.id,
+                "title": item.title,
+                "source": item.source,
+                "similarity": round(float(similarity), 4),
+                "situation_similarity": None if sit is None else round(sit, 4),
+                "rank_score": round(float(rank), 4),
+                "value": round(item.value, 4),
+            }
+            for rank, _, item, similarity, sit, _ in served
+        ]
+        return dspy.Prediction(
+            memories=[row[2] for row in served], scores=[row[0] for row in served], retrieval=retrieval
+        )
+
+    async def aforward(
+        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+    ) -> dspy.Prediction:
+        return await asyncio.to_thread(self, task=task, k=k, scope=scope, situation=situation)
