@@ -45,10 +45,7 @@ import dspy
 
 from rbdspy.bench import tables
 from rbdspy.envs.dataset import LabelledTrajectory, load_records
-from rbdspy.lm.usage import LmUsage
-from rbdspy.loop.compiled_prompts import load_component
-from rbdspy.loop.lm_errors import LMSetupError
-from rbdspy.modules.judge import (
+from rbdspy.judge.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
     DEFAULT_PROBABILITY_BAND,
     DEFAULT_SAMPLE_TEMPERATURE,
@@ -56,13 +53,16 @@ from rbdspy.modules.judge import (
     JUDGE_DESIGNS,
     PROBABILITY_PREDICTORS,
     Judge,
-    render_trajectory,
 )
-from rbdspy.modules.verdict_probability import (
+from rbdspy.judge.probability import (
     DEFAULT_PROBABILITY_VIEWS,
     answered_by_question,
     questions,
 )
+from rbdspy.judge.trajectory_text import render_trajectory
+from rbdspy.lm.usage import LmUsage
+from rbdspy.loop.compiled_prompts import load_component
+from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.optimizers.examples import balanced_sample
 from rbdspy.optimizers.metrics import judge_report
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens

@@ -31,11 +31,11 @@ import math
 from pathlib import Path
 
 from rbdspy.bench import tables
-from rbdspy.modules.verdict_probability import DEFAULT_PROBABILITY_VIEWS, score_log_odds
+from rbdspy.judge.probability import DEFAULT_PROBABILITY_VIEWS, score_log_odds
 from rbdspy.optimizers.metrics import judge_report
 
 FAMILIES = ("scienceworld", "twx")
-# Score terms (see rbdspy/modules/verdict_probability.py), each computed from the recorded answers;
+# Score terms (see rbdspy/judge/probability.py), each computed from the recorded answers;
 # a run records the questions of the views it was made with, and combinations it lacks are skipped.
 VIEWS = {
     "last-action + last-steps + recent-steps + actions": DEFAULT_PROBABILITY_VIEWS,

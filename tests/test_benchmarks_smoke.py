@@ -160,7 +160,7 @@ def test_judge_designs_does_not_score_a_compiled_judges_own_demos():
     import dspy
 
     from rbdspy.envs.dataset import load_records
-    from rbdspy.modules.judge import Judge
+    from rbdspy.judge.judge import Judge
 
     records = [r for r in load_records(module.ROOT / "datasets" / "twx-train.jsonl") if len(r.trajectory.steps) > 8]
     shown, other = records[:2], records[2:6]

@@ -10,9 +10,9 @@ import pytest
 from dspy.utils import DummyLM
 from rich.console import Console
 
+from rbdspy.judge.probability import lm_calls
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
-from rbdspy.modules.verdict_probability import lm_calls
 from rbdspy.types import Step, Trajectory
 
 pytest.importorskip("textworld_express")

@@ -14,19 +14,8 @@ from rbdspy.envs.agent import StepEvent
 from rbdspy.envs.task_sets import house_demo_tasks
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
-from rbdspy.modules.verdict_probability import lm_calls
-from rbdspy.types import Step, Trajectory
 
 pytest.importorskip("textworld")
-
-JUDGE_OK = {"verdict": "success", "rationale": "won"}
-
-
-def judged(actions: int) -> list[dict]:
-    steps = [Step(role="env", content="start")]
-    for i in range(actions):
-        steps += [Step(role="agent", content=f"act {i}"), Step(role="env", content=f"seen {i}")]
-    return [JUDGE_OK] * lm_calls(Trajectory(task="t", steps=steps))
 
 
 def lessons(title: str) -> dict:
@@ -74,8 +63,9 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     assert first[-1] in second[:-1]  # the bring quest takes the thing first, as the fetch quest does
     monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Kept(house))
     monkeypatch.setattr(rbdspy.demo, "demo_tasks", lambda env, n: [fetch, bring])
-    answers = [{"action": a} for a in first] + judged(len(first)) + [lessons("Fetch it")]
-    answers += [{"action": a} for a in second] + judged(len(second)) + [lessons("Bring it")]
+    # The house labels each task by its score (no judge call): actions, then the extractor.
+    answers = [{"action": a} for a in first] + [lessons("Fetch it")]
+    answers += [{"action": a} for a in second] + [lessons("Bring it")]
     file = io.StringIO()
     rows = run_demo(
         DummyLM(answers, adapter=dspy.JSONAdapter()),
@@ -92,6 +82,8 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     assert rows[0]["suggested"] == 0 and rows[1]["suggested"] >= 1 and rows[1]["followed"] >= 1
     assert f"{first[0]} (memory) → " in out.split("task 2/2")[1]
     assert "  memory       suggested " in out
+    assert "not asked: the environment's outcome (success) labels the task" in out
+    assert "labelled by the environment's outcome (no judge asked)" in " ".join(out.split())
     with MemoryStore(tmp_path / "bank") as store:
         assert any(item.content.startswith(f"> {first[0]}") for item in store.list())
 

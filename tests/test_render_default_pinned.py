@@ -19,9 +19,9 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.envs.dataset import load_records
+from rbdspy.judge.judge import Judge
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.judge import Judge
 from rbdspy.types import Step, Trajectory
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"

@@ -33,7 +33,7 @@ BudgetTokensOpt = typer.Option(
 def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> int | None:
     """Checks --design and --budget-tokens (a usage error naming the option) and returns the
     renderer argument the programs take: the token budget, or None (0) for the character-cut rendering."""
-    from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
+    from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
     from rbdspy.render import MIN_BUDGET_TOKENS
 
     if design not in JUDGE_DESIGNS:
@@ -121,7 +121,7 @@ def compile_cmd(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
     renderer = _judge_view(targets, design, budget_tokens)
-    from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN  # the extractors have one design: the default's name
+    from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN  # the extractors have one design: the default's name
 
     task_lm = make_lm(lm)
     dspy.configure(lm=task_lm, adapter=_adapter(adapter))

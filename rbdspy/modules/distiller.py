@@ -8,9 +8,9 @@ from typing import Any
 
 import dspy
 
+from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
-from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_CONTRAST, check_max_lessons, normalise_lessons
 from rbdspy.render import DISTILLER_BUDGET_TOKENS, EvidenceRenderer, as_renderer
 from rbdspy.signatures import ContrastTrajectories

@@ -6,10 +6,10 @@ from typing import Any
 
 import dspy
 
+from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.modules.action_record import action_record
-from rbdspy.modules.judge import render_trajectory
 from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons

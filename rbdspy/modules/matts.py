@@ -22,10 +22,9 @@ from typing import Any, Literal
 
 import dspy
 
-from rbdspy.loop.lm_errors import configured_lm
+from rbdspy.loop.lm_errors import configured_lm, indeterminate
 from rbdspy.loop.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
-from rbdspy.modules.judge import indeterminate
 from rbdspy.modules.refiner import TrajectoryRefiner, without_refinements
 from rbdspy.modules.rollout import DEFAULT_TEMPERATURE, Rollout, rollout_plan
 from rbdspy.modules.selector import TrajectorySelector

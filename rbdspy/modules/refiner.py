@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dspy
 
+from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
-from rbdspy.modules.judge import render_trajectory
 from rbdspy.signatures import RefineTrajectory
 from rbdspy.text import clip
 from rbdspy.types import Step, Trajectory

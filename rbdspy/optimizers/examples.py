@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import dspy
 
-from rbdspy.modules.judge import render_trajectory
+from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.optimizers.literals import action_verbs, trajectory_literals
 from rbdspy.render import as_renderer
 

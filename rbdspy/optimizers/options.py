@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rbdspy.modules.judge import DEFAULT_JUDGE_DESIGN
+from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN
 from rbdspy.options import Options
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
 from rbdspy.tracking import DEFAULT_EXPERIMENT

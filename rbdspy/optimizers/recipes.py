@@ -46,7 +46,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.last_steps import LAST_ACTIONS, action_indices
+from rbdspy.judge.last_steps import LAST_ACTIONS, action_indices
 from rbdspy.optimizers.instruction_pool import JUDGE_POOL, fitted
 
 log = logging.getLogger(__name__)

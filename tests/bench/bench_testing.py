@@ -35,7 +35,7 @@ ANSWERS = {
 def judge_calls(actions: int) -> int:
     """The default judge's LM calls for a game trajectory of `actions` actions (its windows and
     action list, each distinct prompt once)."""
-    from rbdspy.modules.verdict_probability import lm_calls
+    from rbdspy.judge.probability import lm_calls
     from rbdspy.types import Step, Trajectory
 
     steps = [Step(role="env", content="A room.")]

@@ -126,7 +126,7 @@ def test_local_embedder_cosine():
 def test_the_default_judge_reads_probabilities_from_the_embedded_model(fast_lm, adapter):
     """The probability judge gets token logprobs through DSPy from llama.cpp: the probabilities it
     records are the model's, strictly between 0 and 1, not a written word counted as 0 or 1."""
-    from rbdspy.modules.judge import Judge
+    from rbdspy.judge.judge import Judge
     from rbdspy.types import Step, Trajectory
 
     trajectory = Trajectory(

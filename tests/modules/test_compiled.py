@@ -11,9 +11,9 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.judge.judge import Judge
 from rbdspy.loop import compiled_prompts
 from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.judge import Judge
 
 TUNED = "Tuned judge instruction."
 

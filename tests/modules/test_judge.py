@@ -7,7 +7,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.modules.judge import Judge
+from rbdspy.judge.judge import Judge
 
 TRAJ = [
     {"role": "user", "content": "boil the water"},

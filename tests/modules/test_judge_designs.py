@@ -10,9 +10,9 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
+from rbdspy.judge.judge import JUDGE_DESIGNS, Judge, majority_verdict
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
 from rbdspy.loop.lm_errors import LMSetupError
-from rbdspy.modules.judge import JUDGE_DESIGNS, Judge, majority_verdict
 from rbdspy.render import NOT_SHOWN_RULE, EvidenceRenderer
 from rbdspy.types import Step, Trajectory, Verdict
 

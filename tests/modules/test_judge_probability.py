@@ -12,9 +12,9 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
+from rbdspy.judge.judge import Judge
+from rbdspy.judge.probability import label_probability, lm_calls, log_odds
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
-from rbdspy.modules.judge import Judge
-from rbdspy.modules.verdict_probability import label_probability, lm_calls, log_odds
 from rbdspy.types import Step, Trajectory
 
 TRAJ = Trajectory(

@@ -1,7 +1,7 @@
 """The last steps of a trajectory, as the probability judge reads them: the last actions whole
 up to a cap, numbered as the rendered trajectory numbers them."""
 
-from rbdspy.modules.last_steps import (
+from rbdspy.judge.last_steps import (
     LAST_OBSERVATION_CHARS,
     LISTED_HEAD,
     MAX_LISTED_ACTIONS,

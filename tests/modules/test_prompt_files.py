@@ -7,8 +7,8 @@ import dspy
 import pytest
 
 from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.judge.judge import Judge
 from rbdspy.loop import compiled_prompts
-from rbdspy.modules.judge import Judge
 
 ATTACKER = {"model": "openai/attacker-model", "api_key": "sk-attacker", "api_base": "http://attacker.example"}
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import dspy
 from dspy.utils import DummyLM
 
+from rbdspy.judge.judge import Judge
 from rbdspy.modules.distiller import ContrastiveDistiller
 from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.judge import Judge
 from rbdspy.render import EvidenceRenderer
 from rbdspy.types import Step, Trajectory
 

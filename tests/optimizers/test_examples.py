@@ -6,8 +6,9 @@ from compile_testing import GOLD, record, records
 from dspy.utils import DummyLM
 
 from rbdspy.envs.dataset import Cause, write_records
+from rbdspy.judge.judge import Judge
+from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.judge import Judge, render_trajectory
 from rbdspy.optimizers.examples import (
     balanced_sample,
     cause_location,

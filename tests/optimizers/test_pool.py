@@ -8,7 +8,7 @@ import mlflow
 import pytest
 from compile_testing import STRICT, marker_lm, records, scripted_lm
 
-from rbdspy.modules.judge import Judge
+from rbdspy.judge.judge import Judge
 from rbdspy.optimizers import compile_program, load_program, new_program, recipes
 from rbdspy.optimizers.examples import make_examples
 from rbdspy.optimizers.instruction_pool import JUDGE_POOL

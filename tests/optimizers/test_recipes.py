@@ -193,7 +193,7 @@ def _acted(i, label, actions):
 
 
 def test_run_labeled_shows_each_probability_question_its_own_view_of_the_examples():
-    from rbdspy.modules.judge import Judge
+    from rbdspy.judge.judge import Judge
 
     trainset = [_acted(i, ("success", "failure")[i % 2], 4) for i in range(6)]
     compiled, knobs = recipes.run_labeled(Judge(), trainset, max_demos=2, seed=0)
