@@ -5,7 +5,8 @@ fetch the same thing; TextWorld-Express or ScienceWorld games on request),
 judged by the bank's LM judge, and distilled into memory; the next task retrieves from what the
 earlier ones left. The environment's own success flag is printed next to the judge's verdict, so
 a user sees where the judge was right; the bank itself learns from the judge (as it would on a
-task with no ground truth), unless `trust_outcome` is set.
+task with no ground truth), except in the house, whose score is ground truth and labels the
+tasks (`trust_outcome`).
 
 What it prints: each step as the agent plays it (the action and the start of the environment's
 reply), a line per finished task, then one block per task (outcome, verdict, steps, the titles of
@@ -113,6 +114,7 @@ def _row(task_id: str, pred: dspy.Prediction) -> dict:
         "task_id": task_id,
         "env_success": bool(trajectory is not None and trajectory.outcome),
         "verdict": pred.verdict.label,
+        "labelled_by": "environment" if pred.verdict.source == "ground_truth" else "judge",
         "steps": int(meta.get("n_steps", 0)),
         "used": [item.title for item in pred.memories_used],
         "added": [f"[{item.source}] {item.title}" for item in pred.memories_added],
@@ -305,6 +307,8 @@ def _judge_text(row: dict) -> str:
         return "not judged (the agent failed)"
     if verdict not in ("success", "failure"):
         return f"{verdict} (nothing was written)"
+    if row.get("labelled_by") == "environment":
+        return f"not asked: the environment's outcome ({verdict}) labels the task"
     agrees = (verdict == "success") == row["env_success"]
     return f"{verdict} ({'agrees with' if agrees else 'differs from'} the environment)"
 
@@ -353,11 +357,12 @@ def print_summary(console: Console, rows: list[dict], path: Path | str, total: i
         console.print()
         for line in task_block(number, row, width):
             console.print(line)
-    judged = [r for r in rows if r["verdict"] != NOT_JUDGED]
+    judged = [r for r in rows if r["verdict"] != NOT_JUDGED and r.get("labelled_by") != "environment"]
     agreed = sum((r["verdict"] == "success") == r["env_success"] for r in judged if r["verdict"] != "indeterminate")
-    closing = (
-        f"Environment successes: {sum(r['env_success'] for r in rows)}/{len(rows)}; "
+    closing = f"Environment successes: {sum(r['env_success'] for r in rows)}/{len(rows)}; " + (
         f"judge agreed with the environment on {agreed}/{len(judged)}."
+        if judged or not rows
+        else "labelled by the environment's outcome (no judge asked)."
     )
     failed = sum(1 for r in rows if r["error"])
     if failed:
@@ -383,16 +388,19 @@ def run_demo(
     matts: str = "none",
     rollouts: int = 3,
     namespace: str | None = None,
+    trust_outcome: bool | None = None,
 ) -> list[dict]:
     """Plays the stream, returns one row per task (also printed: each step live, a line per task,
     then a block per task).
 
     `k` is how many memories each task retrieves (default: 3 in the house, whose successes are
-    also stored as action records, else 1). `matts` "parallel" or "sequential" wraps the bank in
-    MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1 refinement passes); "none" plays each
-    task once. A task whose agent raised is recorded with `error` set (its verdict "not judged")
-    and the stream goes on; a missing or unusable LM (`LMSetupError`) and errors of the bank
-    itself still raise."""
+    also stored as action records, else 1). `trust_outcome` labels each task with the
+    environment's outcome instead of the judge (default: in the house, whose score is ground
+    truth; elsewhere the judge labels, as on a task with no ground truth). `matts` "parallel" or
+    "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
+    refinement passes); "none" plays each task once. A task whose agent raised is recorded with
+    `error` set (its verdict "not judged") and the stream goes on; a missing or unusable LM
+    (`LMSetupError`) and errors of the bank itself still raise."""
     from rbdspy.envs import EnvAgent
     from rbdspy.envs.agent_loop import agent_options
     from rbdspy.memory import MemoryStore
@@ -420,7 +428,15 @@ def run_demo(
         house = env == "house"
         options = agent_options("routes") if house else {}
         agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step, **options)
-        bank = ReasoningBank(agent=agent, store=store, k=k if k is not None else (ROUTE_MEMORIES if house else 1))
+        # The house's score is ground truth: label by it (rbdspy's advice wherever there is one).
+        # The judge's threshold was chosen on other environments and misses wins here.
+        trusted = house if trust_outcome is None else trust_outcome
+        bank = ReasoningBank(
+            agent=agent,
+            store=store,
+            k=k if k is not None else (ROUTE_MEMORIES if house else 1),
+            trust_outcome=trusted,
+        )
         bank.extractor.action_record = house
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         with live:
