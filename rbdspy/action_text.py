@@ -2,7 +2,7 @@
 read back ("> go north | > take mug"), with the moves that undo each other taken out.
 
 Pure text, no imports from the rest of rbdspy: the environment agent reads sequences from its
-memory block (`envs/memory_routes.py`) and the extractor writes them (`modules/action_record.py`).
+memory block (`envs/memory_routes.py`) and the extractor writes them (`lessons/action_record.py`).
 """
 
 from __future__ import annotations

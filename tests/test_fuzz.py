@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rbdspy.judge.judge import Judge, _checks, _unit_interval
+from rbdspy.lessons.caps import normalise_lessons
 from rbdspy.memory.formatting import FENCE_CLOSE, FENCE_OPEN, format_memory_block
 from rbdspy.memory.jsonl import read_items
-from rbdspy.modules.lesson_caps import normalise_lessons
 from rbdspy.types import Lesson, Trajectory
 
 FUZZ = settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -20,8 +20,8 @@ from dspy.utils import DummyLM
 
 from rbdspy.envs.dataset import load_records
 from rbdspy.judge.judge import Judge
-from rbdspy.modules.distiller import ContrastiveDistiller
-from rbdspy.modules.extractor import Extractor
+from rbdspy.lessons.distiller import ContrastiveDistiller
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import Step, Trajectory
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"

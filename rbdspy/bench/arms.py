@@ -17,8 +17,8 @@ import dspy
 
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
+from rbdspy.lessons.action_record import ROUTE_MEMORIES
 from rbdspy.modules import MaTTS, ReasoningBank
-from rbdspy.modules.action_record import ROUTE_MEMORIES
 
 BASELINE = "no-memory"
 # The bare agent again, to be played in another session or on another machine (--resume adds it):

@@ -24,12 +24,12 @@ import dspy
 
 from rbdspy.bench.signatures import InduceWorkflow
 from rbdspy.judge.trajectory_text import render_trajectory
+from rbdspy.lessons.caps import normalise_lessons
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.lm_errors import act, attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
-from rbdspy.modules.extractor import Extractor
-from rbdspy.modules.lesson_caps import normalise_lessons
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
 

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import dspy
 
 from rbdspy.judge.judge import Judge
+from rbdspy.lessons.distiller import ContrastiveDistiller
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
 from rbdspy.loop.agent_io import accepts_input, output_fields, task_text, trajectory_of
 from rbdspy.loop.learner import Learner
@@ -21,8 +23,6 @@ from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.loop.retriever import DEFAULT_K, MemoryRetriever, Ranking
 from rbdspy.memory import format_memory_block
-from rbdspy.modules.distiller import ContrastiveDistiller
-from rbdspy.modules.extractor import Extractor
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, as_renderer
 from rbdspy.types import MemoryItem
 

@@ -2,12 +2,12 @@
 an optimizer can see."""
 
 from rbdspy.judge.judge import Judge
+from rbdspy.lessons.distiller import ContrastiveDistiller
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop.learner import Learner
 from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
-from rbdspy.modules.distiller import ContrastiveDistiller
-from rbdspy.modules.extractor import Extractor
 from rbdspy.modules.matts import MaTTS, VanillaTTS
 from rbdspy.modules.refiner import TrajectoryRefiner
 from rbdspy.modules.rollout import Rollout

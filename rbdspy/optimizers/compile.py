@@ -37,9 +37,9 @@ import dspy
 
 from rbdspy import tracking
 from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, Judge
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import COMPONENT_FILES, load_component
-from rbdspy.modules.extractor import Extractor
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled, make_examples
 from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for

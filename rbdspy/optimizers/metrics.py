@@ -43,7 +43,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.modules.lesson_caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
+from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
 from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, split_rendered
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson
 

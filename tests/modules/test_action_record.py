@@ -5,8 +5,8 @@ import dspy
 from dspy.utils import DummyLM
 
 from rbdspy.action_text import sequences
-from rbdspy.modules.action_record import accepted_actions, action_record
-from rbdspy.modules.extractor import Extractor
+from rbdspy.lessons.action_record import accepted_actions, action_record
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import CONTENT_MAX, Step, Trajectory
 
 

@@ -12,8 +12,8 @@ from dspy.utils import DummyLM
 
 from rbdspy import MemoryStore, ReasoningBank
 from rbdspy.judge.judge import Judge
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
-from rbdspy.modules.extractor import Extractor
 
 TUNED = "Tuned judge instruction."
 

@@ -4,7 +4,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.modules.distiller import ContrastiveDistiller
+from rbdspy.lessons.distiller import ContrastiveDistiller
 
 
 def drafts(n):

@@ -4,7 +4,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.modules.extractor import Extractor
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import Verdict
 
 TRAJ = [{"role": "user", "content": "find the key"}, {"role": "assistant", "content": "opened drawer, took key"}]

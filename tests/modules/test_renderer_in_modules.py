@@ -7,8 +7,8 @@ import dspy
 from dspy.utils import DummyLM
 
 from rbdspy.judge.judge import Judge
-from rbdspy.modules.distiller import ContrastiveDistiller
-from rbdspy.modules.extractor import Extractor
+from rbdspy.lessons.distiller import ContrastiveDistiller
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.render import EvidenceRenderer
 from rbdspy.types import Step, Trajectory
 

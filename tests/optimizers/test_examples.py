@@ -8,7 +8,7 @@ from dspy.utils import DummyLM
 from rbdspy.envs.dataset import Cause, write_records
 from rbdspy.judge.judge import Judge
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.modules.extractor import Extractor
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.optimizers.examples import (
     balanced_sample,
     cause_location,

@@ -4,7 +4,7 @@ import dspy
 import pytest
 from compile_testing import record
 
-from rbdspy.modules.lesson_caps import normalise_lessons
+from rbdspy.lessons.caps import normalise_lessons
 from rbdspy.optimizers.examples import extractor_example, judge_example
 from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, trajectory_literals
 from rbdspy.optimizers.metrics import (

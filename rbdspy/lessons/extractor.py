@@ -1,0 +1,84 @@
+"""Extractor: distils lessons from one judged trajectory, routed on the verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dspy
+
+from rbdspy.judge.trajectory_text import render_trajectory
+from rbdspy.lessons.action_record import action_record
+from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
+from rbdspy.loop.lm_errors import attempt
+from rbdspy.loop.plan import Plan, arun, run
+from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
+from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
+from rbdspy.types import Verdict
+
+
+class Extractor(dspy.Module):
+    """Success trajectories go to `ExtractSuccessLessons`, failures to `ExtractFailureLessons`
+    (guardrails); an indeterminate verdict extracts nothing and calls no LM.
+
+    Returns `Prediction(lessons=list[Lesson], kind="success"|"failure"|None, drafts=...)`. At
+    most `max_lessons` (3) lessons, each clipped to the Lesson limits; an LM error or a
+    malformed answer gives no lessons. `drafts` is what the LM wrote before the caps were
+    enforced (None when nothing was parsed), so a compile metric can reward answers that needed
+    no clipping instead of only ever seeing the clipped result.
+
+    `renderer` (a token budget, by default DEFAULT_BUDGET_TOKENS; an
+    `rbdspy.render.EvidenceRenderer`; any Trajectory -> str) shows the trajectory as the judge
+    sees it with the same renderer; None shows `Trajectory.render(max_chars)` instead.
+
+    `action_record=True` adds to a success's lessons one item of the actions that won it
+    (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
+    persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
+    `bank.extractor.action_record = True`.
+    """
+
+    def __init__(
+        self,
+        max_lessons: int = MAX_LESSONS_PER_TRAJECTORY,
+        max_chars: int = 6000,
+        *,
+        renderer: Any = DEFAULT_BUDGET_TOKENS,
+        action_record: bool = False,
+    ):
+        super().__init__()
+        self.action_record = action_record
+        self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
+        self.max_chars = max_chars
+        self.renderer = as_renderer(renderer)
+        self.success = dspy.Predict(ExtractSuccessLessons)
+        self.failure = dspy.Predict(ExtractFailureLessons)
+
+    def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
+        """The predictor that distils a trajectory with this verdict; None extracts nothing."""
+        if not verdict.is_determinate:
+            return None
+        return self.success if verdict.is_success else self.failure
+
+    def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
+        verdict = Verdict.coerce(verdict)
+        predictor = self.predictor_for(verdict)
+        if predictor is None:
+            return dspy.Prediction(lessons=[], kind=None)
+        inputs = {
+            "task": task,
+            "trajectory": render_trajectory(trajectory, task, self.max_chars, self.renderer),
+            "judge_rationale": verdict.rationale or "(none given)",
+        }
+        pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
+        if error is not None:  # malformed LM output writes no memory
+            return dspy.Prediction(lessons=[], kind=verdict.label)
+        record = action_record(task, trajectory) if self.action_record and verdict.is_success else None
+        extra = [record] if record is not None else []
+        drafts = getattr(pred, "lessons", None)
+        lessons = normalise_lessons(drafts, self.max_lessons) + extra
+        return dspy.Prediction(lessons=lessons, kind=verdict.label, drafts=drafts)
+
+    def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
+        return run(self._plan(task, trajectory, verdict))
+
+    async def aforward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
+        return await arun(self._plan(task, trajectory, verdict))
