@@ -229,7 +229,7 @@ def test_matts_uses_only_the_banks_public_api():
     import ast
     import inspect
 
-    from rbdspy.modules import matts
+    from rbdspy.scaling import matts
 
     tree = ast.parse(inspect.getsource(matts))
     private = {

@@ -8,7 +8,7 @@ from matts_testing import JUDGE_FAIL, JUDGE_OK, Agent, CallRecorder, RolloutLM, 
 
 import rbdspy
 from rbdspy import MaTTS, MemoryItem, ReasoningBank, Trajectory, VanillaTTS
-from rbdspy.modules.refiner import REFINEMENT_ROLE
+from rbdspy.scaling.refiner import REFINEMENT_ROLE
 
 TASK = "how many inches in three feet"
 SEVEN = lessons(*[f"Lesson {i}" for i in range(7)])

@@ -3,7 +3,7 @@ import asyncio
 import dspy
 from dspy.utils import DummyLM
 
-from rbdspy.modules.refiner import REFINEMENT_ROLE, TrajectoryRefiner, refined_trajectory, without_refinements
+from rbdspy.scaling.refiner import REFINEMENT_ROLE, TrajectoryRefiner, refined_trajectory, without_refinements
 from rbdspy.types import Step, Trajectory
 
 NOTES = {"notes": "Step 1 skipped the unit check; multiply by twelve.", "refined_answer": "36"}

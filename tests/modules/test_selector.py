@@ -4,7 +4,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.modules.selector import TrajectorySelector, rule_choice
+from rbdspy.scaling.selector import TrajectorySelector, rule_choice
 from rbdspy.types import Step, Trajectory, Verdict
 
 OK, FAIL = Verdict(label="success"), Verdict(label="failure")
