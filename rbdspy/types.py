@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rbdspy.render import EvidenceRenderer, render_by_characters
+from rbdspy.roles import OBSERVATION_ROLES
+
 VerdictLabel = Literal["success", "failure", "indeterminate"]
 SourceKind = Literal["success", "failure", "contrast", "refine", "manual"]
 
@@ -55,7 +58,6 @@ class Step(BaseModel):
 
 
 SITUATION_MAX = 1000  # about what a MiniLM-sized embedder reads (256 word pieces)
-OBSERVATION_ROLES = ("env", "tool", "observation")
 
 
 def situation_text(task: str, first_observation: str) -> str:
@@ -120,36 +122,16 @@ class Trajectory(BaseModel):
         return situation_text(self.task, first)
 
     def render(self, max_chars: int = 6000, *, budget_tokens: int | None = None) -> str:
-        """The trajectory as prompt text. An observation repeated verbatim is shown once (later
-        copies point back to it). Long trajectories keep their start and their end (where the
-        outcome shows) and elide the middle, so a call stays within a small model's context.
+        """The trajectory as prompt text (`rbdspy.render`). By default cut by characters
+        (`render_by_characters`): an observation repeated verbatim is shown once (later copies
+        point back to it); a long trajectory keeps its start and its end (where the outcome
+        shows) and elides the middle, so a call stays within a small model's context.
 
         With `budget_tokens` (opt-in), the evidence renderer (`rbdspy.render.EvidenceRenderer`)
         writes it instead: compressed first, cut only to fit that many tokens, every cut named."""
         if budget_tokens is not None:
-            from rbdspy.render import EvidenceRenderer  # render.py reads Trajectory; imported late
-
             return EvidenceRenderer(budget_tokens=budget_tokens).render(self).text
-        lines, seen = [], {}
-        for i, step in enumerate(self.steps):
-            content = step.content.strip()
-            # An observation repeated verbatim (a room described again) is shown once; a small
-            # model reads the evidence, not the same paragraph twice.
-            if step.role in OBSERVATION_ROLES and len(content) > 80 and content in seen:
-                lines.append(f"[{i}] {step.role}: (same as [{seen[content]}])")
-                continue
-            if step.role in OBSERVATION_ROLES:
-                seen.setdefault(content, i)
-            lines.append(f"[{i}] {step.role}: {content}")
-        if self.final_answer:
-            lines.append(f"[final answer] {self.final_answer.strip()}")
-        text = "\n".join(lines) if lines else "(no steps recorded)"
-        if len(text) <= max_chars:
-            return text
-        head = max_chars // 3
-        tail = max_chars - head
-        omitted = len(text) - head - tail
-        return f"{text[:head]}\n... [{omitted} characters of the middle omitted] ...\n{text[-tail:]}"
+        return render_by_characters(self, max_chars)
 
 
 class Verdict(BaseModel):

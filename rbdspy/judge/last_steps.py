@@ -7,7 +7,8 @@ most outcomes. The probability judge (rbdspy/judge/probability.py) reads these.
 
 from __future__ import annotations
 
-from rbdspy.types import OBSERVATION_ROLES, Step, Trajectory
+from rbdspy.roles import OBSERVATION_ROLES
+from rbdspy.types import Step, Trajectory
 
 # How many of the last actions are shown, and how much of each observation (the last observations
 # are where a finished task shows it; a room description longer than this keeps its start).

@@ -1,0 +1,9 @@
+"""Step roles that every part of rbdspy reads the same way.
+
+A trajectory's steps carry a free-form role ("user", "assistant", "agent", "env", "tool"...). The
+roles below mark the steps that are observations (what an environment or a tool answered) rather
+than something the agent did: the renderers show them differently, the judge's windows count
+actions between them, and a trajectory's situation is its task plus the first of them.
+"""
+
+OBSERVATION_ROLES = ("env", "tool", "observation")
