@@ -55,6 +55,7 @@ __all__ = [
 MATTS_MODES = ("none", "parallel", "sequential")
 OBSERVATION_SHOWN = 70  # characters of each step's observation in the live lines
 ACTION_SHOWN = 50
+MEMORY_TAG = " (memory)"  # after an action the agent played because memory suggested it
 DESCRIPTION_SHOWN = 300  # the task as the environment words it, printed when a task starts
 ERROR_SHOWN = 200  # an agent's error, one line
 NOT_JUDGED = "not judged"  # the verdict of a task whose agent raised
@@ -170,10 +171,12 @@ def step_line(event, width: int) -> Text:
         message = event.error[len(_LM_ERROR_PREFIX) :] if event.error.startswith(_LM_ERROR_PREFIX) else event.error
         room = max(24, width - len(prefix) - len("LM error: "))
         return Text.assemble(prefix, ("LM error: ", "red"), clip(message, room))
-    action = clip(event.action, max(12, min(ACTION_SHOWN, width - len(prefix) - 3 - 24))) or "(empty action)"
-    room = max(24, min(OBSERVATION_SHOWN, width - len(prefix) - len(action) - 3))
+    followed = event.suggested is not None and event.action == event.suggested
+    tag = MEMORY_TAG if followed else ""
+    action = clip(event.action, max(12, min(ACTION_SHOWN, width - len(prefix) - len(tag) - 3 - 24))) or "(empty action)"
+    room = max(24, min(OBSERVATION_SHOWN, width - len(prefix) - len(action) - len(tag) - 3))
     observation = clip(event.observation, room) or "(no reply)"
-    marker = (" (memory)", "cyan") if event.suggested is not None and event.action == event.suggested else ""
+    marker = (tag, "cyan") if tag else ""
     return Text.assemble(
         prefix,
         (action, "bold" if event.valid else "yellow"),
@@ -188,9 +191,10 @@ def finished_lines(row: dict, width: int) -> list[Text]:
     if row["verdict"] == NOT_JUDGED:
         text = f"→ agent failed: {row['error']}"
     else:
+        label = "labelled by the environment" if row.get("labelled_by") == "environment" else f"judge: {row['verdict']}"
         text = (
             f"→ environment: {'success' if row['env_success'] else 'failure'} in {row['steps']} steps; "
-            f"judge: {row['verdict']}; memories used {len(row['used'])}, added {len(row['added'])}"
+            f"{label}; memories used {len(row['used'])}, added {len(row['added'])}"
         )
         if row["error"]:
             text += f"; agent failed: {row['error']}"

@@ -82,14 +82,17 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     assert rows[0]["suggested"] == 0 and rows[1]["suggested"] >= 1 and rows[1]["followed"] >= 1
     assert f"{first[0]} (memory) → " in out.split("task 2/2")[1]
     assert "  memory       suggested " in out
+    assert "labelled by the environment; memories used" in out
     assert "not asked: the environment's outcome (success) labels the task" in out
     assert "labelled by the environment's outcome (no judge asked)" in " ".join(out.split())
     with MemoryStore(tmp_path / "bank") as store:
         assert any(item.content.startswith(f"> {first[0]}") for item in store.list())
 
 
-def test_a_step_line_marks_only_a_played_suggestion():
+def test_a_step_line_marks_only_a_played_suggestion_and_fits_the_width():
     played = StepEvent(task_id="t", step=1, max_steps=5, action="go north", observation="ok", suggested="go north")
     other = StepEvent(task_id="t", step=1, max_steps=5, action="look", observation="ok", suggested="go north")
     assert "go north (memory) → ok" in step_line(played, 80).plain
     assert "(memory)" not in step_line(other, 80).plain
+    long = StepEvent(task_id="t", step=10, max_steps=10, action="go west", observation="w " * 80, suggested="go west")
+    assert len(step_line(long, 80).plain) <= 80
