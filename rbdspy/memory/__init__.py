@@ -5,8 +5,8 @@ consolidation policies that decide how new items enter it, and the formatting th
 retrieved items to the agent as fenced, sanitised data.
 """
 
+from rbdspy.memory.base_database import InvalidItemError
 from rbdspy.memory.consolidation import AppendPolicy, DedupPolicy, make_policy
-from rbdspy.memory.database import InvalidItemError
 from rbdspy.memory.embedders import Embedder, HashEmbedder, as_embedder
 from rbdspy.memory.formatting import format_memory_block, sanitize_text
 from rbdspy.memory.store import UNSCOPED, MemoryStore

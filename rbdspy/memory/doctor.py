@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from rbdspy.memory.database import DB_FILE, KEYS, Database
+from rbdspy.memory.base_database import KEYS
 from rbdspy.memory.index_file import orphan_temps, remove_orphan_temps
+from rbdspy.memory.sqlite import DB_FILE, Database
 
 __all__ = ["diagnose", "repair"]
 

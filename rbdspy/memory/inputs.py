@@ -21,6 +21,7 @@ __all__ = [
     "check_k",
     "check_scope",
     "check_unique_ids",
+    "distinct_ids",
     "normalise",
     "short_error",
 ]
@@ -75,6 +76,11 @@ def valid_item(item: MemoryItem, where: str = "item") -> MemoryItem:
         raise ValueError(
             f"{where} (id {item.id!r}) is not a valid MemoryItem, nothing written: {short_error(exc)}"
         ) from exc
+
+
+def distinct_ids(ids: str | Iterable[str]) -> list[str]:
+    """One id or several, as a list without repeats (first occurrence kept)."""
+    return list(dict.fromkeys([ids] if isinstance(ids, str) else [str(i) for i in ids]))
 
 
 def check_unique_ids(batch: Sequence[MemoryItem]) -> None:

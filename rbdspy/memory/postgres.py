@@ -4,7 +4,7 @@
 PostgreSQL (the source of truth) with its two vectors in pgvector columns, and searches there:
 nothing is derived on the client, so any number of processes on any number of machines see the
 same bank at once. This module is the two halves MemoryStore composes, with the same methods as
-the SQLite ones (database.py, vector_index.py):
+the SQLite ones (sqlite.py, vector_index.py):
 
 - `PgDatabase`: rows, meta, transactions, episodes. Tables are `rbdspy_meta`, `rbdspy_items` and
   `rbdspy_episodes` in the connection's schema (pick another with `?options=-csearch_path%3Dname`
@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from rbdspy.memory.database import SCHEMA_VERSION, BaseDatabase, chunks, used_item
+from rbdspy.memory.base_database import SCHEMA_VERSION, BaseDatabase, chunks, used_item
 from rbdspy.types import MemoryItem
 
 __all__ = ["DEFAULT_NAMESPACE", "PgDatabase", "check_namespace", "is_postgres_url", "redacted"]
@@ -293,11 +293,7 @@ class PgDatabase(BaseDatabase):
                     rows,
                 )
         except psycopg.errors.UniqueViolation as exc:
-            existing = self.existing_ids([item.id for item in items])
-            raise ValueError(
-                f"Memory item id(s) already in the store: {existing[:5]}{' ...' if len(existing) > 5 else ''}. "
-                f"Use update(item) to change an item, or give new items new ids."
-            ) from exc
+            raise self.duplicate_ids_error(items) from exc
 
     def existing_ids(self, ids: Sequence[str]) -> list[str]:
         where, params = self.scoped("id = ANY(%s)", params=[list(ids)])

@@ -1,6 +1,6 @@
 """A bank that travels inside a logged program: `rbdspy.log_bank(program, snapshot=True)`.
 
-By default a pickled program carries its bank by reference (store_ref.py): the served model
+By default a pickled program carries its bank by reference (`LazyStore`, store.py): the served model
 reopens the bank where it lives and keeps learning into it. A model that must be self-contained
 (served on another machine, archived with its run) carries a snapshot instead: every item with its
 stored vectors, inside the model's own artifact. Loading restores it into a fresh bank, in
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rbdspy.memory.store_ref import LazyStore
+from rbdspy.memory.store import LazyStore, MemoryStore, reference
 from rbdspy.types import MemoryItem
 
 __all__ = ["SnapshotStore", "snapshots"]
@@ -25,10 +25,8 @@ __all__ = ["SnapshotStore", "snapshots"]
 SNAPSHOT_DIR_ENV = "RBDSPY_SNAPSHOT_DIR"
 
 
-def snapshot_of(store) -> tuple[type, tuple]:
+def snapshot_of(store: MemoryStore) -> tuple[type, tuple]:
     """The `__reduce__` value of a store being snapshotted: its items and vectors, by value."""
-    from rbdspy.memory.store_ref import reference
-
     _, (_, embedder, key, _) = reference(store.path, store.embedder, store.key)  # checks the embedder pickles
     lines, task, own = [], [], []
     for items, task_vectors, item_vectors in store.embedded_batches():
@@ -53,8 +51,6 @@ class SnapshotStore(LazyStore):
 
     def _open(self):
         if self._store is None:
-            from rbdspy.memory.store import MemoryStore
-
             lines, task, own, embedder_name = self._snapshot
             _, embedder, key, _ = self._args
             root = os.environ.get(SNAPSHOT_DIR_ENV) or None
@@ -77,17 +73,15 @@ class SnapshotStore(LazyStore):
 @contextmanager
 def snapshots(program: Any):
     """While active, every MemoryStore the program holds pickles as a snapshot of its items."""
-    from rbdspy.memory.store import MemoryStore
-
     stores = []
     for module in [program, *(m for _, m in getattr(program, "named_sub_modules", lambda: [])())]:
         store = getattr(module, "store", None)
         if isinstance(store, MemoryStore) and all(store is not s for s in stores):
             stores.append(store)
     for store in stores:
-        store._pickle_as_snapshot = True
+        store._pickle_as_snapshot = snapshot_of
     try:
         yield stores
     finally:
         for store in stores:
-            store._pickle_as_snapshot = False
+            store._pickle_as_snapshot = None

@@ -1,21 +1,28 @@
 """MemoryStore: the persistent bank of memory items, searchable by embedding.
 
-A store is a directory: `memory.db`, the SQLite source of truth (database.py: items, both of
+A store is a directory: `memory.db`, the SQLite source of truth (sqlite.py: items, both of
 their vectors, the change log; durable when a write returns, shareable by several processes), and
 two FAISS indexes derived from it (vector_index.py: one over the items' task texts, the paper's
 query-to-query retrieval, one over the items' own texts), saved next to it on `flush()`/`close()`
 and rebuilt or caught up whenever they are missing, unreadable or behind. Searches are exact
 (exact_search.py). This class is the public face that composes them: the API, the embedder and
-its compatibility with what the store holds, input checks, and one lock around it all.
+its compatibility with what the store holds, input checks, and one lock around it all; the
+operations on the whole bank (JSONL export and import, migrations, stats) are whole_bank.py's.
 
 Given a postgresql:// URL instead, the same class keeps the bank on a PostgreSQL server with
-pgvector (postgres.py: rows; pg_search.py: search in the server), shared by many agents.
+pgvector (postgres.py: rows; pg_search.py: search in the server), shared by many agents;
+backends.py opens the one a path names.
+
+A store is a live handle, never copied: deep copies (an optimizer's, one per candidate) share it,
+and a pickled program carries a `LazyStore` that reopens the bank where it was (or, while
+snapshot.py's `snapshots()` is active, a copy of its items).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import pickle
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -27,29 +34,37 @@ from typing import Any, Literal
 import faiss
 import numpy as np
 
-from rbdspy.memory.database import DB_FILE, KEYS, LOG_KEEP, OP_ADD, OP_DEL, OP_SCOPE, OP_VEC, Database
+from rbdspy.memory.backends import open_backend
+from rbdspy.memory.base_database import KEYS
 from rbdspy.memory.embedders import Embedder, as_embedder
 from rbdspy.memory.faults import AFTER_COMMIT, INDEX_UPDATE, REBUILD, Faults
-from rbdspy.memory.inputs import UNSCOPED, as_items, as_matrix, check_k, check_unique_ids, normalise, valid_item
-from rbdspy.memory.jsonl import read_items, split_new, write_lines
-from rbdspy.memory.postgres import PgDatabase, check_namespace, is_postgres_url, redacted
+from rbdspy.memory.inputs import (
+    UNSCOPED,
+    as_items,
+    as_matrix,
+    check_k,
+    check_unique_ids,
+    distinct_ids,
+    normalise,
+    valid_item,
+)
+from rbdspy.memory.pg_search import PgVectors
+from rbdspy.memory.postgres import PgDatabase, check_namespace, is_postgres_url
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, confidently_harmful
+from rbdspy.memory.sqlite import DB_FILE, LOG_KEEP, OP_ADD, OP_DEL, OP_SCOPE, OP_VEC, Database
 from rbdspy.memory.store_embedding import StoreEmbedding
 from rbdspy.memory.vector_index import VectorIndex
+from rbdspy.memory.whole_bank import WholeBankMixin
 from rbdspy.types import MemoryItem
 
-__all__ = ["MemoryStore", "UNSCOPED", "KEYS", "LOG_KEEP"]
+__all__ = ["MemoryStore", "LazyStore", "UNSCOPED", "KEYS", "LOG_KEEP", "reference"]
 
 logger = logging.getLogger(__name__)
 
 Key = Literal["task", "item"]
 
 
-def _unique_ids(ids: str | Iterable[str]) -> list[str]:
-    return list(dict.fromkeys([ids] if isinstance(ids, str) else [str(i) for i in ids]))
-
-
-class MemoryStore:
+class MemoryStore(WholeBankMixin):
     """A directory holding memory items (SQLite) and their two FAISS indexes, or, given a
     `postgresql://` URL, a bank on a PostgreSQL server with pgvector (postgres.py), where
     `namespace` confines every read and write to one tenant's items (None: read every
@@ -83,25 +98,10 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._closed = False
         self.namespace = check_namespace(namespace)
-        if is_postgres_url(path):
-            from rbdspy.memory.pg_search import PgVectors
-
-            self.path: Path | str = redacted(str(path))  # what messages show; the password stays out
-            self._db: Database | PgDatabase = PgDatabase(str(path), self.namespace)
-            self._vectors: VectorIndex | PgVectors = PgVectors(self._db)
-        else:
-            if self.namespace is not None:
-                raise ValueError(
-                    f"namespace={namespace!r} needs a bank on a PostgreSQL server (a postgresql:// URL); "
-                    "a bank in a directory belongs to one user: give each tenant its own directory."
-                )
-            self.path = Path(path)
-            if self.path.exists() and not self.path.is_dir():
-                raise ValueError(f"MemoryStore path must be a directory; {self.path} is a file.")
-            self.path.mkdir(parents=True, exist_ok=True)
-            _refuse_a_lost_database(self.path)
-            self._db = Database(self.path)
-            self._vectors = VectorIndex(self._db, self.path)
+        backend = open_backend(path, self.namespace)
+        self.path: Path | str = backend.path  # what messages show: a URL without its password
+        self._db: Database | PgDatabase = backend.db
+        self._vectors: VectorIndex | PgVectors = backend.vectors
         try:
             self._embedding = StoreEmbedding(embedder, self.path, self._db, self._recorded_dim)
             self._embedding.check_at_open()
@@ -272,7 +272,7 @@ class MemoryStore:
     def mark_used(self, ids: str | Iterable[str]) -> int:
         """Count one use of each item (use_count + 1, last_used_at = now), durably. Unknown ids
         (e.g. removed meanwhile) are ignored; returns how many items were marked."""
-        id_list = _unique_ids(ids)
+        id_list = distinct_ids(ids)
         if not id_list:
             return 0
         with self._lock:
@@ -288,7 +288,7 @@ class MemoryStore:
         memory/ranking.py) and the task's outcome itself, which the store's base rate is made of.
         With `retire_harmful`, served items that are now confidently harmful are retired.
         Returns the ids retired."""
-        id_list = _unique_ids(ids)
+        id_list = distinct_ids(ids)
         now = datetime.now(UTC)
         with self._lock:
             self._check_open()
@@ -319,7 +319,7 @@ class MemoryStore:
     def set_retired(self, ids: str | Iterable[str], retired: bool = True) -> int:
         """Retires (or, with retired=False, restores) items: a retired item is kept, listed and
         exported, but never served. Returns how many items changed."""
-        id_list = _unique_ids(ids)
+        id_list = distinct_ids(ids)
         with self._lock:
             self._check_open()
             with self._db.write_tx():
@@ -479,88 +479,6 @@ class MemoryStore:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ JSONL and stats
-
-    def export_jsonl(self, path: str | os.PathLike[str]) -> int:
-        """Write every item, in insertion order, as one MemoryItem JSON object per line (no
-        vectors: importing re-embeds). Returns the number of items written."""
-        with self._lock:
-            self._check_open()
-            with self._db.read_tx():
-                return write_lines(path, self._db.item_lines())
-
-    def import_jsonl(
-        self, path: str | os.PathLike[str], on_conflict: Literal["skip", "error"] = "skip", batch_size: int = 256
-    ) -> int:
-        """Add the items of a JSONL export, re-embedding them with this store's embedder.
-
-        The whole file is validated first (a malformed line raises ValueError naming its line
-        number, and nothing is imported). Items whose id is already stored, or repeated in the
-        file, are skipped (on_conflict="skip", logged with their count) or raise ValueError
-        (on_conflict="error"). Returns the number of items added.
-        """
-        if on_conflict not in ("skip", "error"):
-            raise ValueError(f"on_conflict must be 'skip' or 'error', got {on_conflict!r}.")
-        self._embedding.require("import_jsonl (items are re-embedded)")
-        items = read_items(path)
-        with self._lock:
-            self._check_open()
-            seen = set(self._db.existing_ids([item.id for item in items]))
-        fresh, repeated = split_new(items, seen, raise_on_repeat=on_conflict == "error", source=path)
-        if fresh:
-            # All or nothing: embed every item first (in batches, outside any transaction), then
-            # write them in one transaction, so an embedder that fails part-way stores nothing.
-            vectors = [
-                self.embed_items(fresh[start : start + batch_size]) for start in range(0, len(fresh), batch_size)
-            ]
-            task = np.concatenate([t for t, _ in vectors])
-            own = np.concatenate([o for _, o in vectors])
-            self._insert(fresh, task, own, with_embedder=True)
-        if repeated:
-            logger.info("import_jsonl(%s): skipped %d item(s) whose id is already stored.", path, len(repeated))
-        return len(fresh)
-
-    def embedded_batches(self, size: int = 1000) -> Iterator[tuple[list[MemoryItem], np.ndarray, np.ndarray]]:
-        """Every item with its stored vectors, in insertion order, `size` items at a time, as
-        (items, task vectors, item vectors): what a migration copies to another bank, so
-        nothing is re-embedded. Rows that do not validate are skipped (and reported)."""
-        with self._lock:
-            self._check_open()
-            with self._db.read_tx():
-                yield from self._db.embedded_batches(size)
-
-    def stats(self) -> dict[str, Any]:
-        """Counts by source and scope, the recorded embedder, the files' sizes and whether the
-        in-memory indexes are in step with the database."""
-        with self._lock:
-            self._check_open()
-            with self._db.read_tx():
-                count = self._db.count()
-                by_source, by_scope = self._db.counts()
-                db_seq = self._db.change_seq()
-                meta = self._db.read_meta()
-                decided, wins = self._db.base_rate()
-                retired = self._db.retired_count()
-            return {
-                "backend": self.backend,
-                "namespace": self.namespace,
-                "count": count,
-                "retired": retired,
-                "by_source": by_source,
-                "by_scope": by_scope,
-                "tasks_decided": decided,
-                "base_rate": round(wins / decided, 4) if decided else None,
-                "embedder": {
-                    "name": meta.get("embedder_name"),
-                    "dim": int(meta["embedder_dim"]) if "embedder_dim" in meta else None,
-                },
-                "current_embedder": self.embedder.name if self.embedder is not None else None,
-                "key": self.key,
-                "path": str(self.path),
-                "db_bytes": self._db.size_bytes(),
-                "index": self._vectors.stats(db_seq),
-            }
-
     # ------------------------------------------------------------------ a live handle, never copied
 
     def __deepcopy__(self, memo: dict[int, Any]) -> MemoryStore:
@@ -570,16 +488,16 @@ class MemoryStore:
     def __copy__(self) -> MemoryStore:
         return self
 
+    # While `snapshots()` (snapshot.py) is active: the function that pickles this store as a copy of
+    # its items. None: the store pickles by reference (a LazyStore).
+    _pickle_as_snapshot: Callable[[MemoryStore], tuple] | None = None
+
     def __reduce__(self):
         # A live database handle is never pickled: a pickled program (an MLflow-logged model)
-        # carries a reference that reopens this bank, lazily, where it was (store_ref.py), or,
+        # carries a reference that reopens this bank, lazily, where it was (`LazyStore`), or,
         # inside `rbdspy.log_bank(..., snapshot=True)`, a copy of its items (snapshot.py).
-        if getattr(self, "_pickle_as_snapshot", False):
-            from rbdspy.memory.snapshot import snapshot_of
-
-            return snapshot_of(self)
-        from rbdspy.memory.store_ref import reference
-
+        if self._pickle_as_snapshot is not None:
+            return self._pickle_as_snapshot(self)
         return reference(self.path, self.embedder, self.key, self.namespace)
 
     def __repr__(self) -> str:
@@ -588,17 +506,80 @@ class MemoryStore:
         return f"MemoryStore({str(self.path)!r}, embedder={embedder!r}, key={self.key!r}{namespace})"
 
 
-def _refuse_a_lost_database(directory: Path) -> None:
-    """Index files with no (or an empty) memory.db beside them mean the bank's database was
-    deleted or truncated: opening would silently start an empty bank over a lost one."""
-    db = directory / DB_FILE
-    if db.is_file() and db.stat().st_size > 0:
-        return
-    leftovers = sorted(p.name for p in directory.glob("index.*.faiss"))
-    if leftovers:
-        found = "is empty (0 bytes)" if db.is_file() else "is missing"
-        raise FileNotFoundError(
-            f"{db} {found}, but {', '.join(leftovers)} from a bank with items are still in {directory}: the "
-            "database, which holds every item, was lost. Restore memory.db from a backup (the index files are "
-            "rebuilt from it), or, to start an empty bank here on purpose, delete the index files first."
-        )
+# ---- a store by reference: what a pickled program carries instead of a live handle --------------
+
+
+def reference(
+    path: Path | str, embedder: Any, key: str, namespace: str | None = None
+) -> tuple[type, tuple[str, Any, str, str | None]]:
+    """The `__reduce__` value of a MemoryStore: reopen lazily at the same absolute path (URL)."""
+    if embedder is not None:
+        try:
+            pickle.dumps(embedder)
+        except Exception as exc:
+            raise TypeError(
+                f"this MemoryStore's embedder {getattr(embedder, 'name', embedder)!r} cannot be pickled "
+                f"({type(exc).__name__}: {exc}), so a program holding the store cannot be saved by reference; "
+                "use an embedder from rbdspy.make_embedder, or give yours a __reduce__"
+            ) from exc
+    where = path if is_postgres_url(path) else str(Path(path).resolve())
+    return LazyStore, (where, embedder, key, namespace)
+
+
+class LazyStore:
+    """Stands in for the MemoryStore at `path` and opens it on first use."""
+
+    def __init__(self, path: str, embedder: Any = None, key: str = "task", namespace: str | None = None):
+        self._args = (path, embedder, key, namespace)
+        self._store = None
+
+    def _open(self):
+        if self._store is None:
+            path, embedder, key, namespace = self._args
+            if is_postgres_url(path):
+                try:
+                    self._store = MemoryStore(path, embedder=embedder, key=key, namespace=namespace)
+                except ConnectionError as exc:
+                    raise ConnectionError(
+                        f"the memory bank this program was saved with is not reachable: {exc}; set PGPASSWORD "
+                        "if the server needs one, or set program.store = MemoryStore(<its URL>)"
+                    ) from exc
+                return self._store
+            if not (Path(path) / DB_FILE).is_file():
+                raise FileNotFoundError(
+                    f"the memory bank this program was saved with is not reachable at {path} "
+                    f"(no {DB_FILE}); copy the bank there, or set program.store = MemoryStore(<its path>)"
+                )
+            self._store = MemoryStore(path, embedder=embedder, key=key)
+        return self._store
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never open the bank for pickle's or copy's own lookups
+            raise AttributeError(name)
+        return getattr(self._open(), name)
+
+    def __len__(self) -> int:
+        return len(self._open())
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._open()
+
+    def __enter__(self):
+        return self._open().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._store is not None:
+            self._store.__exit__(*exc)
+
+    def __reduce__(self):
+        return LazyStore, self._args
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LazyStore:
+        return self
+
+    def __copy__(self) -> LazyStore:
+        return self
+
+    def __repr__(self) -> str:
+        state = "open" if self._store is not None else "not opened yet"
+        return f"LazyStore({self._args[0]!r}, {state})"

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from rbdspy.memory.database import KEYS, Database
+from rbdspy.memory.base_database import KEYS
 from rbdspy.memory.embedders import Embedder, as_embedder, as_rows, known_dim
 from rbdspy.memory.inputs import normalise
+from rbdspy.memory.postgres import PgDatabase
+from rbdspy.memory.sqlite import Database
 from rbdspy.types import MemoryItem
 
 __all__ = ["StoreEmbedding"]
@@ -29,7 +31,9 @@ class StoreEmbedding:
     process may have made the first write); the store passes one that takes its lock.
     """
 
-    def __init__(self, embedder: Any, path: Path, db: Database, recorded_dim: Callable[[], int | None]):
+    def __init__(
+        self, embedder: Any, path: Path | str, db: Database | PgDatabase, recorded_dim: Callable[[], int | None]
+    ):
         self.embedder: Embedder | None = as_embedder(embedder) if embedder is not None else None
         self._path = path
         self._db = db

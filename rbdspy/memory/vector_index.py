@@ -31,7 +31,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from rbdspy.memory.database import KEYS, OP_ADD, OP_SCOPE, Database
+from rbdspy.memory.base_database import KEYS
 from rbdspy.memory.exact_search import (
     exact_scores,
     is_scan_index,
@@ -42,6 +42,7 @@ from rbdspy.memory.exact_search import (
 )
 from rbdspy.memory.index_file import read_index_file, remove_orphan_temps, write_index_file
 from rbdspy.memory.inputs import UNSCOPED, check_scope
+from rbdspy.memory.sqlite import OP_ADD, OP_SCOPE, Database
 
 __all__ = ["VectorIndex"]
 
