@@ -162,7 +162,7 @@ def reproduce(args) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     from rbdspy.envs.task_sets import open_task_set
-    from rbdspy.scale import import_ray
+    from rbdspy.ray_support import import_ray
 
     args = parse(argv)
     ray = import_ray()

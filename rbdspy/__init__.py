@@ -32,16 +32,8 @@ from rbdspy.modules import (
     VanillaTTS,
 )
 from rbdspy.render import EvidenceRenderer
+from rbdspy.tracking import log_bank  # MLflow itself is imported only when a program is logged
 from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
-
-
-def log_bank(program, name: str = "program", *, snapshot: bool = False, **log_model_kwargs):
-    """Logs a program holding a bank to MLflow (see rbdspy.tracking.log_bank): by reference, or
-    with `snapshot=True` carrying a copy of its items."""
-    from rbdspy.tracking import log_bank as _log_bank
-
-    return _log_bank(program, name, snapshot=snapshot, **log_model_kwargs)
-
 
 __version__ = "0.1.0"
 

@@ -2,7 +2,7 @@
 `rbdspy.optimizers.CompileOptions`.
 
 An entry point with many settings (`run_bench`, `compile_program`) takes them as one frozen
-dataclass, or as keyword arguments as before; `Options.merged` turns either (or both: keywords
+dataclass, or as keyword arguments; `Options.merged` turns either (or both: keywords
 replace fields of the object) into one validated object, and a keyword that names no field is a
 TypeError naming it, as Python's own for a function.
 """

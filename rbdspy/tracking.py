@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from rbdspy.memory.snapshot import snapshots
+
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 DEFAULT_EXPERIMENT = "rbdspy"
 AUTOLOG_ENV = "RBDSPY_MLFLOW_AUTOLOG"
@@ -42,7 +44,7 @@ def autolog_enabled() -> bool:
 def setup(experiment: str = DEFAULT_EXPERIMENT, autolog: bool | None = None) -> str:
     """Points MLflow at the tracking store, selects `experiment` (created if new) and
     configures DSPy autologging. Returns the tracking URI."""
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     uri = tracking_uri()
     mlflow.set_tracking_uri(uri)
@@ -62,7 +64,7 @@ def run(
     name: str, *, experiment: str = DEFAULT_EXPERIMENT, tags: dict[str, str] | None = None, autolog: bool | None = None
 ):
     """One MLflow run (ended even if the body raises, which marks it FAILED)."""
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     setup(experiment, autolog)
     with mlflow.start_run(run_name=name, tags=tags) as active:
@@ -78,9 +80,7 @@ def log_bank(program: Any, name: str = "program", *, snapshot: bool = False, **l
     `snapshot=True` every item and its vectors travel inside the model instead, restored into a
     fresh bank on load (RBDSPY_SNAPSHOT_DIR, else a temporary directory): a self-contained model
     that never writes back to the bank it was logged from."""
-    import mlflow
-
-    from rbdspy.memory.snapshot import snapshots
+    import mlflow  # heavy: mlflow
 
     if not snapshot:
         return mlflow.dspy.log_model(program, name=name, **log_model_kwargs)
@@ -90,7 +90,7 @@ def log_bank(program: Any, name: str = "program", *, snapshot: bool = False, **l
 
 def log_params(params: dict[str, Any]) -> None:
     """Params as strings, long values cut to MLflow's 6000-character limit."""
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     mlflow.log_params({k: (str(v)[:6000] if v is not None else "") for k, v in params.items()})
 

@@ -18,6 +18,7 @@ import dspy
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
 from rbdspy.lessons.action_record import ROUTE_MEMORIES
+from rbdspy.memory import MemoryStore
 from rbdspy.modules import MaTTS, ReasoningBank
 
 BASELINE = "no-memory"
@@ -33,7 +34,7 @@ class BuildContext:
     `stream` is the run's task stream (the controls read its build tasks)."""
 
     agent: dspy.Module
-    store: Any
+    store: MemoryStore
     compiled: Any
     stream: tuple = ()
 

@@ -14,7 +14,7 @@ runner writes the reports from the records it gets back; only the executor knows
   directory, so --resume works the same. That directory must be the same path on every node: it
   is on a local cluster; on a remote one (`--ray-address`) it has to be a shared filesystem, and
   a worker that cannot see it says so before playing anything. Ray is imported lazily
-  (`rbdspy.scale`): without the `scale` extra only this executor is unavailable.
+  (`rbdspy.ray_support`): without the `scale` extra only this executor is unavailable.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ import dspy
 
 from rbdspy.bench.player import ArmPlayer, play_task_by_task
 from rbdspy.bench.records import arm_path, read_records
-from rbdspy.scale import check_picklable, ensure_ray, get, import_ray
+from rbdspy.envs.task_sets import open_task_set
+from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
 
 EXECUTORS = ("local", "ray")
 POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
@@ -86,8 +87,6 @@ class LocalExecutor:
 
 def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
     """One arm in a Ray worker: its own environment, the same DSPy settings as the local run."""
-    from rbdspy.envs.task_sets import open_task_set
-
     if not (job.out_dir / "config.json").is_file():
         raise ValueError(
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
@@ -162,7 +161,7 @@ class RayExecutor:
 
 def make_executor(name: str = "local", *, address: str | None = None, workers: int | None = None):
     """The executor called `name` ("local" or "ray"); bad settings raise ValueError, a missing
-    Ray `rbdspy.scale.RayMissingError`."""
+    Ray `rbdspy.ray_support.RayMissingError`."""
     if name == "local":
         if address is not None or workers is not None:
             raise ValueError("--ray-address and --workers apply to --executor ray only")

@@ -54,7 +54,7 @@ def log_run(
     out_dir: Path, results: dict[str, Any], records: dict[str, list[dict]], experiment: str = "rbdspy-bench"
 ) -> str:
     """Logs the parent and the children; returns the parent run id."""
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     config = results["config"]
     with tracking.run(

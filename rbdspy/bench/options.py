@@ -1,7 +1,7 @@
 """`BenchOptions`: the settings of one benchmark run, as `run_bench` takes them.
 
     options = BenchOptions(task_set="lift", arms="no-memory,reasoningbank", seed=3)
-    run_bench(lm, embedder, "bench-runs/x", options)            # or, as before:
+    run_bench(lm, embedder, "bench-runs/x", options)            # or as keywords:
     run_bench(lm, embedder, "bench-runs/x", task_set="lift", arms="no-memory,reasoningbank", seed=3)
 
 A field left at None is resolved by `run_bench` (the stream's size from `smoke`, the environment

@@ -27,15 +27,16 @@ from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask
+from rbdspy.envs import EnvAgent
 from rbdspy.envs.agent_loop import agent_options
 from rbdspy.lm.usage import LmUsage
+from rbdspy.loop.compiled_prompts import DEFAULT
+from rbdspy.memory import MemoryStore
 
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 
 
 def _compiled_arg(compiled: bool) -> Any:
-    from rbdspy.loop.compiled_prompts import DEFAULT
-
     return DEFAULT if compiled else None
 
 
@@ -162,9 +163,6 @@ class ArmPlayer:
         return [t for t in self.stream if t.index not in self.done]
 
     def open(self, progress: Progress | None = None) -> ArmPlayer:
-        from rbdspy.envs import EnvAgent
-        from rbdspy.memory import MemoryStore
-
         self.progress = progress
         self.bar = progress.add_task(self.name, total=len(self.stream), completed=len(self.done)) if progress else None
         if not self.todo():

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from rbdspy.bench.arms import ARMS, BASELINE, REPLAY
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
+from rbdspy.bench.mlflow_log import log_run
 from rbdspy.bench.stats import compare, summarise
 from rbdspy.bench.tables import command, pct, reproduce_line, table
 from rbdspy.bench.tasks import BenchTask
@@ -79,8 +81,6 @@ def markdown_table(results: dict[str, Any]) -> str:
 
 def console_table(results: dict[str, Any]):
     """The headline columns as a rich Table (the Markdown file has them all)."""
-    from rich.table import Table
-
     table = Table(title="rbdspy bench (success = environment verdict; Δ = paired vs no-memory, 95% CI)")
     for column in (
         "arm",
@@ -145,10 +145,10 @@ def markdown_report(results: dict[str, Any]) -> str:
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # heavy: matplotlib
 
     matplotlib.use("Agg")  # no display: CLIs, CI and notebooks alike
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
 
     return plt
 
@@ -274,8 +274,6 @@ def write_reports(
     success_bars_png(results, out_dir / BARS_PNG)
     (out_dir / RESULTS_MD).write_text(markdown_report(results), encoding="utf-8")
     if mlflow:
-        from rbdspy.bench.mlflow_log import log_run
-
         results["mlflow_run_id"] = log_run(out_dir, results, records, experiment=experiment)
     (out_dir / RESULTS_JSON).write_text(json.dumps(results, indent=2), encoding="utf-8")
     console.print(console_table(results))

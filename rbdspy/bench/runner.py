@@ -34,9 +34,12 @@ from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_record  # noqa: F401  (public here too)
 from rbdspy.bench.provenance import session_info
 from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.report import write_reports
+from rbdspy.bench.stats import DEFAULT_RESAMPLES
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
 from rbdspy.envs.agent_loop import agent_options
-from rbdspy.envs.task_sets import env_for_task_set, task_set_types
+from rbdspy.envs.dataset import load_records, seeding_sample
+from rbdspy.envs.task_sets import env_for_task_set, open_task_set, task_set_types
 from rbdspy.memory.postgres import redacted
 
 # Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
@@ -127,8 +130,6 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
 
 def _seed_records(config: BenchConfig, stream: list[BenchTask]) -> list:
     """The train records seeded arms learn from: `seed_per_type` of each task type the stream plays."""
-    from rbdspy.envs.dataset import load_records, seeding_sample
-
     paths = [Path(p) for p in config.seed_from] or [Path("datasets") / f"{config.env}-train.jsonl"]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
@@ -160,10 +161,6 @@ def run_bench(
     `environment` reuses an open environment (tests); by default `env`'s `task_set` is opened and
     closed here (with the ray executor, each worker opens its own and `environment` only draws
     the stream). `console` is where progress and the results table are printed."""
-    from rbdspy.bench.report import write_reports
-    from rbdspy.bench.stats import DEFAULT_RESAMPLES
-    from rbdspy.envs.task_sets import open_task_set
-
     o = BenchOptions.merged(options, overrides, "run_bench")
     console = console or Console()
     env = env_for_task_set(o.task_set, o.env)
@@ -251,9 +248,6 @@ def report_run(
     """Writes the reports of the run in `out_dir` from the records it holds so far, without
     playing a task or logging to MLflow: how a long run that is still going (or was stopped to be
     resumed later) reads. Arms with no record yet are left out; returns the results dict."""
-    from rbdspy.bench.report import write_reports
-    from rbdspy.bench.stats import DEFAULT_RESAMPLES
-
     out_dir = Path(out_dir)
     config_path = out_dir / "config.json"
     if not config_path.is_file():

@@ -94,7 +94,7 @@ def bench(
     from rbdspy.bench import BenchOptions, parse_arms, run_bench
     from rbdspy.bench.executors import EXECUTORS
     from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
-    from rbdspy.scale import NotPicklableError, RayMissingError
+    from rbdspy.ray_support import NotPicklableError, RayMissingError
 
     console = get_console()
     if env is not None:

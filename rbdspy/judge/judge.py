@@ -3,14 +3,13 @@
 One module, five designs (`Judge(design=...)`), measured against each other on both environment
 families by benchmarks/judge_designs.py; "probability" won out of distribution and is the default:
 
-- "rationale" (the judge before the measurement, and the paper's): a rationale, then the verdict,
-  in one call.
+- "rationale" (the paper's judge): a rationale, then the verdict, in one call.
 - "checklist": the requirements for success (from the task and from what the trajectory revealed
   on the way, e.g. a recipe the agent read), each checked against the observations; success only
   when every one is met. One call, a longer answer.
 - "self-consistency": `samples` rationale-then-verdict calls, the majority verdict,
-  `indeterminate` when no label has more than half. The first call is today's (same prompt, same
-  settings); the others are sampled (their own rollout id and `temperature`, so DSPy's cache
+  `indeterminate` when no label has more than half. The first call is the rationale design's
+  (same prompt, same settings); the others are sampled (their own rollout id and `temperature`, so DSPy's cache
   never serves one sample for another). It stops once a majority is certain: 2 calls when the
   first two of 3 agree.
 - "confidence": rationale, verdict and a confidence in [0, 1]; below `threshold` the verdict is
@@ -24,8 +23,7 @@ families by benchmarks/judge_designs.py; "probability" won out of distribution a
 `renderer=` (an `rbdspy.render.EvidenceRenderer`, a token budget, or any Trajectory -> str; by
 default `EvidenceRenderer(DEFAULT_BUDGET_TOKENS)`) shows the trajectory compressed within a token
 budget; the rationale and self-consistency prompts then gain `NOT_SHOWN_RULE` (the other designs'
-prompts have it). `renderer=None` shows `Trajectory.render(max_chars)` instead, the rendering
-before the evidence renderer existed.
+prompts have it). `renderer=None` shows `Trajectory.render(max_chars)` instead, the rendering by characters.
 """
 
 from __future__ import annotations
@@ -225,8 +223,8 @@ class Judge(dspy.Module):
     # -- self-consistency --
 
     def _sample(self, inputs: dict, index: int) -> Plan:
-        """One sample: the first is today's call; the others carry their own rollout id and a
-        temperature, so they are sampled and never answered from DSPy's cache."""
+        """One sample: the first is the rationale design's call; the others carry their own rollout
+        id and a temperature, so they are sampled and never answered from DSPy's cache."""
         call = inputs if index == 0 else {**inputs, "config": {"rollout_id": index, "temperature": self.temperature}}
         pred, error = yield from attempt(self.predict, call, f"judge sample {index}")
         return indeterminate("judge call failed", error) if error is not None else self._verdict(pred)

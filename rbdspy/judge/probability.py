@@ -19,8 +19,8 @@ log-odds (a mean, so a term that cannot be asked of a trajectory leaves the scal
 - "actions": `JudgeActions` on every action in order with the last answer (`action_list`), where
   a step skipped, two steps swapped or a final step missing shows in a few hundred tokens;
 - "progress": the last-steps log-odds minus those of the same question asked one action earlier
-  (how much the last action moved the LM towards "success"; the default before the windows and
-  the action list, which rank trajectories better on train records);
+  (how much the last action moved the LM towards "success"; not among the default views: the
+  windows and the action list rank trajectories better on train records);
 - "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in, and not measured by the
   benchmark: in an exploration on 40 dev records its best threshold differed between the two
   environment families, which a threshold chosen on one family cannot follow).

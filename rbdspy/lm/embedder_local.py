@@ -61,8 +61,8 @@ class MiniLMEmbedder:
             if self._model is None:
                 model_dir = minilm_model_dir()
                 try:
-                    from sentence_transformers import SentenceTransformer
-                    from transformers.utils import logging as hf_logging
+                    from sentence_transformers import SentenceTransformer  # optional: the local extra
+                    from transformers.utils import logging as hf_logging  # optional: the local extra
                 except ImportError as exc:
                     raise ImportError(
                         f"The local embedder needs sentence-transformers (and torch): {_INSTALL_HINT}"

@@ -20,6 +20,13 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
+import dspy
+
+from rbdspy.lm.embedder_local import MiniLMEmbedder, minilm_model_dir
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
+from rbdspy.lm.model_files import model_file
+from rbdspy.memory.embedders import HashEmbedder, as_embedder
+
 __all__ = ["LOCAL_SPECS", "make_embedder", "make_lm"]
 
 LOCAL_SPECS = ("local", "local-fast")
@@ -60,7 +67,7 @@ def _litellm_providers() -> list[str]:
     """LiteLLM's provider names, so that a mistyped provider is refused before any work rather
     than at the first call (empty if LiteLLM cannot tell, and then nothing is refused here)."""
     try:
-        import litellm
+        import litellm  # heavy: LiteLLM (dspy loads it at the first LM call)
 
         return [str(getattr(p, "value", p)) for p in litellm.provider_list]
     except Exception:  # an unexpected LiteLLM version: leave the check to the first call
@@ -84,8 +91,6 @@ def make_lm(spec: str | None = None, **kw) -> Any:
     file is joined and verified here, so a missing package fails now, with the pip command,
     rather than at the first call; the model itself loads on the first call.
     """
-    import dspy
-
     spec = _check_lm_spec((os.environ.get("RBDSPY_LM") or "local") if spec is None else spec)
     if spec not in LOCAL_SPECS:
         engine_only = sorted(key for key in _ENGINE_KEYS if key in kw)
@@ -98,9 +103,6 @@ def make_lm(spec: str | None = None, **kw) -> Any:
 
     if importlib.util.find_spec("xllamacpp") is None:
         raise ImportError(f"make_lm({spec!r}) runs llama.cpp in-process and needs xllamacpp: {_INSTALL_HINT}")
-    from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
-    from rbdspy.lm.model_files import model_file
-
     engine = LlamaEngine(spec, **{key: kw.pop(key) for key in _ENGINE_KEYS if key in kw})
     engine.resolve_path()  # join + verify now: a missing part names its pip command here
     callbacks = [RolloutSeedCallback(), *(kw.pop("callbacks", None) or [])]
@@ -128,23 +130,15 @@ def make_embedder(spec: str | None = None) -> Any:
         )
     spec = spec.strip()
     if spec == "local":
-        from rbdspy.lm.embedder_local import MiniLMEmbedder, minilm_model_dir
-
         if importlib.util.find_spec("sentence_transformers") is None:
             raise ImportError(f"make_embedder('local') needs sentence-transformers: {_INSTALL_HINT}")
         minilm_model_dir()  # the weights package is present, or ImportError with the command
         return MiniLMEmbedder()
     if spec == "hash":
-        from rbdspy.memory.embedders import HashEmbedder
-
         return HashEmbedder()
     if "/" not in spec or any(ch.isspace() for ch in spec):
         raise ValueError(
             f"invalid embedder spec {spec!r}. Set RBDSPY_EMBEDDER or pass --embedder with 'local', 'hash', "
             "or a LiteLLM 'provider/model' embedding model such as 'openai/text-embedding-3-small'."
         )
-    import dspy
-
-    from rbdspy.memory.embedders import as_embedder
-
     return as_embedder(dspy.Embedder(spec), name=spec)

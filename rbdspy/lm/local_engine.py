@@ -75,6 +75,8 @@ from dspy.lm15 import (
 )
 from dspy.utils.callback import BaseCallback
 
+from rbdspy.lm.model_files import ensure_model, model_file
+
 __all__ = ["AsyncLlamaEngine", "LlamaEngine", "RolloutSeedCallback", "loaded_servers", "unload_all"]
 
 PROVIDER = "llama.cpp"
@@ -179,7 +181,7 @@ def _default_threads() -> int:
 
 def _start_server(path: str, settings: dict) -> Any:
     try:
-        import xllamacpp
+        import xllamacpp  # optional: the local extra (xllamacpp)
     except ImportError as exc:
         raise ImportError(f"The embedded local LM needs xllamacpp, which is not installed: {_INSTALL_HINT}") from exc
     params = xllamacpp.CommonParams()
@@ -379,8 +381,6 @@ class LlamaEngine:
         self._server = server
         self._own_lock = threading.Lock() if server is not None else None
         if self.model_path is None:
-            from rbdspy.lm.model_files import model_file
-
             model_file(model)  # unknown spec -> ValueError now, not at the first call
 
     # — loading —
@@ -401,8 +401,6 @@ class LlamaEngine:
             if not path.is_file():
                 raise FileNotFoundError(f"model_path {path} does not exist")
             return path
-        from rbdspy.lm.model_files import ensure_model
-
         return ensure_model(self.model)
 
     def load(self) -> _Loaded:

@@ -210,14 +210,14 @@ def _file_lock(path: Path):
     """An exclusive advisory lock on `path` (created if needed), held for the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        import fcntl
+        import fcntl  # optional: POSIX only
     except ImportError:  # Windows
         fcntl = None
     with open(path, "a+b") as fh:
         if fcntl is not None:
             fcntl.flock(fh, fcntl.LOCK_EX)
         else:
-            import msvcrt
+            import msvcrt  # optional: Windows only
 
             fh.seek(0)
             msvcrt.locking(fh.fileno(), msvcrt.LK_LOCK, 1)

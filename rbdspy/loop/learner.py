@@ -17,12 +17,14 @@ Each step is a plan (see `plan.py`): one implementation, run by `learn` or await
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import dspy
 
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
-from rbdspy.memory import make_policy
+from rbdspy.memory import MemoryStore, make_policy
+from rbdspy.memory.consolidation import ConsolidationPolicy
+from rbdspy.memory.defence import Quarantine
 from rbdspy.types import MemoryItem, Provenance, SourceKind, Trajectory, Verdict
 
 
@@ -34,6 +36,15 @@ def provenance_of(trajectory: Trajectory, verdict: Verdict, situation: str | Non
         rationale=verdict.rationale,
         situation=situation,
     )
+
+
+class LearningProgram(Protocol):
+    """What a Learner's owner holds (a `ReasoningBank` does): the LM-backed modules the learner
+    calls, read from the owner at each call so that a program that swaps one is obeyed."""
+
+    judge: dspy.Module  # (task, trajectory) -> Prediction(verdict=Verdict)
+    extractor: dspy.Module  # (task, trajectory, verdict) -> Prediction(lessons=[Lesson, ...])
+    distiller: dspy.Module  # (task, trajectories, verdicts) -> Prediction(lessons=[Lesson, ...])
 
 
 class Learner:
@@ -52,19 +63,19 @@ class Learner:
         quarantine: opt-in write-side defence (`rbdspy.memory.defence.Quarantine`): lessons whose
             text carries instructions, role tags, fence markers or payloads (or whose provenance
             it does not trust) are held on `quarantine.held` and never stored. None (the default)
-            stores every lesson, as before.
+            stores every lesson.
     """
 
     def __init__(
         self,
-        owner: Any,
-        store: Any,
+        owner: LearningProgram,
+        store: MemoryStore,
         *,
-        consolidation: Any = "append",
+        consolidation: str | ConsolidationPolicy = "append",
         scope: str | None = None,
         trust_outcome: bool = False,
         retire_harmful: bool = False,
-        quarantine: Any = None,
+        quarantine: Quarantine | None = None,
     ):
         self.owner = owner
         self.quarantine = quarantine

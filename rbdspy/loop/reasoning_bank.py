@@ -22,7 +22,9 @@ from rbdspy.loop.learner import Learner
 from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.loop.retriever import DEFAULT_K, MemoryRetriever, Ranking
-from rbdspy.memory import format_memory_block
+from rbdspy.memory import MemoryStore, format_memory_block
+from rbdspy.memory.consolidation import ConsolidationPolicy
+from rbdspy.memory.defence import Quarantine
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, as_renderer
 from rbdspy.types import MemoryItem
 
@@ -34,7 +36,7 @@ DEFAULT_RANKING: Ranking = "utility"
 DEFAULT_MIN_SIMILARITY: float | None | Literal["auto"] = "auto"
 
 
-def labelled(example: Any, n: int) -> tuple[Any, bool]:
+def trajectory_and_outcome(example: Any, n: int) -> tuple[Any, bool]:
     """(trajectory, outcome) of one seeding example; ValueError naming example `n` otherwise."""
     if isinstance(example, tuple) and len(example) == 2 and isinstance(example[1], bool):
         return example
@@ -106,18 +108,17 @@ class ReasoningBank(dspy.Module):
         renderer: how the judge, the extractor and the distiller are shown a trajectory: a token
             budget (default DEFAULT_BUDGET_TOKENS: `EvidenceRenderer`; the distiller shares
             DISTILLER_BUDGET_TOKENS among its attempts), an EvidenceRenderer, any
-            Trajectory -> str, or None (`Trajectory.render`, the rendering before the evidence
-            renderer existed).
+            Trajectory -> str, or None (`Trajectory.render`, the rendering by characters).
     """
 
     def __init__(
         self,
         agent: dspy.Module,
-        store,
+        store: MemoryStore,
         k: int = DEFAULT_K,
         *,
         scope: str | None = None,
-        consolidation: Any = "append",
+        consolidation: str | ConsolidationPolicy = "append",
         memory_field: str = "memory",
         task_field: str | None = None,
         trust_outcome: bool = False,
@@ -125,7 +126,7 @@ class ReasoningBank(dspy.Module):
         ranking: Ranking = DEFAULT_RANKING,
         min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
         query: QueryKind = "situation",
-        quarantine: Any = None,
+        quarantine: Quarantine | None = None,
         judge: Judge | None = None,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
     ):
@@ -259,7 +260,7 @@ class ReasoningBank(dspy.Module):
         Returns the items written."""
         added: list[MemoryItem] = []
         for n, example in enumerate(examples):
-            trajectory, outcome = labelled(example, n)
+            trajectory, outcome = trajectory_and_outcome(example, n)
             added += self.ingest(trajectory, outcome=outcome).memories_added
         return added
 

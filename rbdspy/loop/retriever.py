@@ -9,6 +9,7 @@ from typing import Literal
 import dspy
 
 from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
+from rbdspy.memory.store import MemoryStore
 
 DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, more hurt
 RANKINGS = ("similarity", "utility")
@@ -55,7 +56,7 @@ class MemoryRetriever(dspy.Module):
 
     def __init__(
         self,
-        store,
+        store: MemoryStore,
         k: int = DEFAULT_K,
         scope: str | None = None,
         *,

@@ -118,7 +118,7 @@ def _merge(existing: MemoryItem, new: MemoryItem) -> MemoryItem:
     return existing.model_copy(update={"provenance": [*existing.provenance, *new.provenance]})
 
 
-def make_policy(policy: str | Any = "append") -> Any:
+def make_policy(policy: str | Any = "append") -> ConsolidationPolicy:
     """ "append" | "dedup" | a policy object (anything with `apply(store, items)`) -> a policy."""
     if isinstance(policy, str):
         name = policy.strip().lower()

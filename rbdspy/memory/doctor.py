@@ -25,6 +25,7 @@ import numpy as np
 from rbdspy.memory.base_database import KEYS
 from rbdspy.memory.index_file import orphan_temps, remove_orphan_temps
 from rbdspy.memory.sqlite import DB_FILE, Database
+from rbdspy.memory.store import MemoryStore
 
 __all__ = ["diagnose", "repair"]
 
@@ -49,8 +50,6 @@ def _invalid_rows(db: Database) -> list[tuple[str, str]]:
 
 def _search_disagreements(directory: Path, db: Database, sample: int, seed: int) -> tuple[int, int]:
     """(queries compared, queries whose indexed top-1 differs from the exact top-1)."""
-    from rbdspy.memory.store import MemoryStore
-
     pks = [int(pk) for pk in db.all_pks()]
     if not pks or db.recorded_dim() is None:
         return 0, 0

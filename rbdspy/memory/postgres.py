@@ -38,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from rbdspy.memory.base_database import SCHEMA_VERSION, BaseDatabase, chunks, used_item
+from rbdspy.memory.inputs import UNSCOPED
 from rbdspy.types import MemoryItem
 
 __all__ = ["DEFAULT_NAMESPACE", "PgDatabase", "check_namespace", "is_postgres_url", "redacted"]
@@ -116,7 +117,7 @@ def lock_key(name: str) -> int:
 
 def _connect(url: str):
     try:
-        import psycopg
+        import psycopg  # optional: the scale extra (psycopg)
     except ImportError as exc:
         raise ImportError('A postgresql:// bank needs psycopg and pgvector: pip install "rbdspy[scale]"') from exc
     try:
@@ -149,8 +150,8 @@ class PgDatabase(BaseDatabase):
     # ------------------------------------------------------------------ connection and schema
 
     def _init_schema(self) -> None:
-        import psycopg
-        from pgvector.psycopg import register_vector
+        import psycopg  # optional: the scale extra (psycopg)
+        from pgvector.psycopg import register_vector  # optional: the scale extra (pgvector)
 
         try:
             with self.conn.transaction():
@@ -267,8 +268,6 @@ class PgDatabase(BaseDatabase):
 
     def scope_condition(self, scope: Any) -> tuple[list[str], list[Any]]:
         """The condition for one scope: None = any, UNSCOPED = no scope, a str = that scope."""
-        from rbdspy.memory.inputs import UNSCOPED
-
         if scope is None:
             return [], []
         if scope is UNSCOPED:
@@ -279,7 +278,7 @@ class PgDatabase(BaseDatabase):
 
     def insert_items(self, pks: Sequence[int], items: Sequence[MemoryItem], task: np.ndarray, own: np.ndarray) -> None:
         """Inside a write transaction; `pks` are ignored (the server's sequence numbers rows)."""
-        import psycopg
+        import psycopg  # optional: the scale extra (psycopg)
 
         rows = [
             (self.write_namespace, item.id, item.scope, item.source, item.model_dump_json(), task[i], own[i])
@@ -312,8 +311,6 @@ class PgDatabase(BaseDatabase):
         return self.parsed_or_raise(id, row)
 
     def items(self, limit: int | None = None, scope: str | None = None, unscoped: bool = False) -> list[MemoryItem]:
-        from rbdspy.memory.inputs import UNSCOPED
-
         conditions, params = self.scope_condition(UNSCOPED if unscoped else scope)
         where, params = self.scoped(*conditions, params=params)
         sql = f"SELECT id, data FROM rbdspy_items{where} ORDER BY pk"

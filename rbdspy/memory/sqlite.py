@@ -155,7 +155,7 @@ class Database(BaseDatabase):
         """Hold a lock that other processes' `exclusive()` on this bank wait for: an flock on
         memory.db, which SQLite's own (POSIX) locks never touch."""
         try:
-            import fcntl
+            import fcntl  # optional: POSIX only
         except ImportError:  # no flock (Windows): the store's thread lock is all there is
             yield
             return

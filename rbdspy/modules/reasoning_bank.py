@@ -9,5 +9,5 @@ from rbdspy.loop.reasoning_bank import (  # noqa: F401
     QueryKind,
     ReasoningBank,
     Recall,
-    labelled,
 )
+from rbdspy.loop.reasoning_bank import trajectory_and_outcome as labelled  # noqa: F401  (its name before)

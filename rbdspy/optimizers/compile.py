@@ -46,6 +46,7 @@ from rbdspy.optimizers.metrics import METRIC_THRESHOLDS, metric_for
 from rbdspy.optimizers.options import CompileOptions
 from rbdspy.optimizers.plots import confusion_png
 from rbdspy.optimizers.recipes import RECIPES, check, defaults_for, plan
+from rbdspy.optimizers.rubric import LessonRubric
 from rbdspy.optimizers.usage import CountingMetric
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 
@@ -97,8 +98,9 @@ def load_program(
 
 
 def renderer_name(renderer: Any) -> str:
-    """How a compile or eval logs its renderer: "legacy" (`Trajectory.render(max_chars)`), an
-    EvidenceRenderer's `describe()` (e.g. evidence-1800), or a callable's type."""
+    """How a compile or eval logs its renderer: "legacy" for the rendering by characters
+    (`Trajectory.render(max_chars)`), an EvidenceRenderer's `describe()` (e.g. evidence-1800), or a
+    callable's type."""
     renderer = as_renderer(renderer)
     if renderer is None:
         return "legacy"
@@ -159,8 +161,6 @@ def _lm_and_rubric(target: str, lm: Any, rubric_lm: Any, command: str) -> tuple[
         raise ValueError(f"{command} needs an LM: pass lm=... or dspy.configure(lm=...)")
     if rubric_lm is None or target != "extractors":
         return lm, None
-    from rbdspy.optimizers.rubric import LessonRubric
-
     return lm, LessonRubric(rubric_lm)
 
 
@@ -169,7 +169,7 @@ def _lm_name(lm: Any) -> str:
 
 
 def _log_report(prefix: str, report: EvalReport, workdir: Path) -> None:
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     mlflow.log_metrics({f"{prefix}_{k}": v for k, v in report.metrics.items()})
     rows = workdir / f"{prefix}_results.jsonl"
@@ -187,7 +187,7 @@ def _log_report(prefix: str, report: EvalReport, workdir: Path) -> None:
 def _log_model(program: dspy.Module, target: str) -> bool:
     """Logs the program with the MLflow DSPy flavour when it round-trips (it pickles the program,
     so it is a convenience for MLflow users; the JSON artifact is the source of truth)."""
-    import mlflow
+    import mlflow  # heavy: mlflow
 
     try:
         mlflow.dspy.log_model(
@@ -298,7 +298,7 @@ def compile_program(
         dspy.context(lm=lm),
         tempfile.TemporaryDirectory() as tmp,
     ):
-        import mlflow
+        import mlflow  # heavy: mlflow
 
         workdir = Path(tmp)
         tracking.log_params(params)
@@ -402,7 +402,7 @@ def evaluate_program(
             report = evaluate(
                 program, examples, target, num_threads=num_threads, display_progress=display_progress, rubric=rubric
             )
-        import mlflow
+        import mlflow  # heavy: mlflow
 
         _log_report("eval", report, Path(tmp))
         mlflow.log_metrics({**usage.totals(), "wall_seconds": time.perf_counter() - started})

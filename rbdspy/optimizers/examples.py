@@ -21,16 +21,14 @@ import hashlib
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dspy
 
+from rbdspy.envs.dataset import LabelledTrajectory, load_records
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.optimizers.literals import action_verbs, trajectory_literals
 from rbdspy.render import as_renderer
-
-if TYPE_CHECKING:  # the record type only; the envs layer is imported where records are read
-    from rbdspy.envs.dataset import LabelledTrajectory
 
 DEFAULT_MAX_CHARS = 6000
 AGENT_ROLES = ("agent", "assistant")
@@ -56,8 +54,6 @@ def expand_paths(patterns: Iterable[str | Path]) -> list[Path]:
 
 def load_labelled(patterns: Iterable[str | Path]) -> list[LabelledTrajectory]:
     """Every record of every file the patterns name, in file order."""
-    from rbdspy.envs.dataset import load_records
-
     records: list[LabelledTrajectory] = []
     for path in expand_paths(patterns):
         records.extend(load_records(path))

@@ -1,7 +1,7 @@
 """`CompileOptions`: the settings of one compile, as `compile_program` takes them.
 
     options = CompileOptions(budget=48, dev_limit=8, log_model=False)
-    compile_program("judge", "gepa", train, dev, options, out_dir="compiled/")   # or, as before:
+    compile_program("judge", "gepa", train, dev, options, out_dir="compiled/")   # or as keywords:
     compile_program("judge", "gepa", train, dev, out_dir="compiled/", budget=48, dev_limit=8, log_model=False)
 
 The LMs and the output directory are not settings but what the compile runs on and writes to:

@@ -10,10 +10,10 @@ PREDICTED = ("success", "failure", "indeterminate")
 
 
 def confusion_png(confusion: dict[str, dict[str, int]], path: str | Path, title: str = "Judge vs environment") -> Path:
-    import matplotlib
+    import matplotlib  # heavy: matplotlib
 
     matplotlib.use("Agg")  # no display: this runs in CLIs, tests and notebooks alike
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

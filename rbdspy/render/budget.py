@@ -14,10 +14,11 @@ import math
 from dataclasses import dataclass, field
 
 CHARS_PER_TOKEN = 3.5
-# About today's 6,000 characters (6000 / 3.5 = 1,714 tokens): the same prompt cost, more evidence.
+# About the prompt cost of `Trajectory.render`'s 6,000 characters (6000 / 3.5 = 1,714 tokens), with
+# more evidence in it.
 DEFAULT_BUDGET_TOKENS = 1800
 # The distiller's budget, shared by the k attempts it contrasts: about the 9,000 characters it
-# shared before the evidence renderer.
+# shares when it renders by characters (`renderer=None`).
 DISTILLER_BUDGET_TOKENS = 2600
 MIN_BUDGET_TOKENS = 200
 # The companion instruction for any prompt that reads a rendered trajectory and judges it.

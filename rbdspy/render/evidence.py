@@ -123,7 +123,7 @@ class EvidenceRenderer:
         first observation (the starting state) is always shown whole too.
     tail_turns: the last actions (each with its observations) that nothing is cut between.
     status_lines / near_duplicates / runs: the compressions, each can be turned off.
-    final_answer: whether the trajectory's final answer is shown (as today, last).
+    final_answer: whether the trajectory's final answer is shown (last, after the steps).
     count_tokens: str -> int; `estimate_tokens` by default.
     """
 

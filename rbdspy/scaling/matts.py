@@ -25,6 +25,7 @@ import dspy
 from rbdspy.loop.lm_errors import configured_lm, indeterminate
 from rbdspy.loop.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
+from rbdspy.scaling.ray_rollouts import check_agent, remote_rollouts
 from rbdspy.scaling.refiner import TrajectoryRefiner, without_refinements
 from rbdspy.scaling.rollout import DEFAULT_TEMPERATURE, Rollout, rollout_plan
 from rbdspy.scaling.selector import TrajectorySelector
@@ -126,8 +127,6 @@ class MaTTS(dspy.Module):
         if executor == "ray":
             if mode != "parallel":
                 raise ValueError("executor='ray' runs parallel rollouts; sequential mode has one rollout to run")
-            from rbdspy.scaling.ray_rollouts import check_agent
-
             check_agent(bank.agent)  # Ray missing, or an agent that cannot travel: said now, not mid-task
         self.bank = bank
         self.k = k
@@ -198,21 +197,20 @@ class MaTTS(dspy.Module):
         rollout = yield from rollout_plan(
             self.bank.agent, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
         )
-        return (yield from self._labelled(rollout))
+        return (yield from self._label_rollout(rollout))
 
-    def _labelled(self, rollout: Rollout) -> Plan:
-        """Plan -> `rollout`, labelled by the bank's learner when it ran."""
+    def _label_rollout(self, rollout: Rollout) -> Plan:
+        """Plan -> `rollout` with its verdict, from the bank's learner (the known outcome, else the
+        judge), when it ran."""
         if rollout.ok:
             rollout.verdict = yield from self.bank.learner.label_plan(rollout.trajectory)
         return rollout
 
     def _ray_rollouts(self, agent_inputs: dict, task: str, lm: dspy.BaseLM) -> Plan:
         """Plan -> the k rollouts run as Ray tasks, then labelled here (the judge and the store stay local)."""
-        from rbdspy.scaling.ray_rollouts import remote_rollouts
-
         args = (self.bank.agent, agent_inputs, task, lm, self.rollout_ids, self.temperature)
         rollouts = yield Blocking(remote_rollouts, args)
-        return (yield Gather([self._labelled(r) for r in rollouts]))
+        return (yield Gather([self._label_rollout(r) for r in rollouts]))
 
     def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout, situation: str | None) -> Plan:
         """Plan -> items written: a contrast of the judged rollouts (two or more), else one

@@ -21,7 +21,7 @@ import dspy
 from dspy.clients import base_lm
 
 from rbdspy.loop.plan import run
-from rbdspy.scale import check_picklable, ensure_ray, get, import_ray
+from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
 from rbdspy.scaling.rollout import Rollout, rollout_plan
 
 # The history fields worth carrying back: what LmUsage and inspect_history read, nothing that
@@ -42,7 +42,7 @@ def _remote_rollout(
     agent, agent_inputs: dict, task: str, index: int, lm, rollout_id, temperature, adapter
 ) -> tuple[Rollout, list[dict]]:
     """In the worker: one rollout, and the LM history entries it added."""
-    import ray.cloudpickle
+    import ray.cloudpickle  # optional: the scale extra (ray); runs in a Ray worker
 
     seen = {id(entry) for entry in base_lm.GLOBAL_HISTORY}
     with dspy.context(lm=lm, adapter=adapter):

@@ -18,7 +18,7 @@ from rbdspy.bench.executors import ArmJob, LocalExecutor, RayExecutor, make_exec
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.cli import app
 from rbdspy.memory import MemoryStore
-from rbdspy.scale import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray
+from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray
 
 # A bank arm, a seeded one and MaTTS (three rollouts' worth of calls) beside the bare agent.
 ARMS = "no-memory,reasoningbank,reasoningbank-seeded,matts-parallel-k2"

@@ -15,7 +15,7 @@ from matts_testing import Agent, RolloutLM, lessons, script
 from rbdspy import MaTTS, MemoryStore, ReasoningBank, VanillaTTS
 from rbdspy.lm.usage import LmUsage
 from rbdspy.memory.embedders import HashEmbedder
-from rbdspy.scale import INSTALL_HINT, NotPicklableError, RayMissingError
+from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError
 
 TASK = "how many inches in three feet"
 ANSWERS = script(select={"rationale": "1 is right", "best_index": 1}, contrast=lessons("Check units"))
