@@ -127,6 +127,11 @@ ARMS: dict[str, Arm] = {
             _with_action_record(_improved(k=ROUTE_MEMORIES)),
         ),
         Arm(
+            "reasoningbank-actions-oracle",
+            "reasoningbank-actions with the environment's labels instead of the judge (trust_outcome)",
+            _with_action_record(_improved(k=ROUTE_MEMORIES, trust_outcome=True)),
+        ),
+        Arm(
             "reasoningbank-seeded",
             "rbdspy's defaults, the bank seeded from labelled train trajectories before the stream starts",
             _improved(),
@@ -223,6 +228,7 @@ ARM_SETS: dict[str, list[str]] = {
         "reasoningbank",
         "reasoningbank-improved",
         "reasoningbank-actions",
+        "reasoningbank-actions-oracle",
         "trajectory-memory",
         "workflow-memory",
         "oracle-facts",
@@ -235,6 +241,7 @@ ARM_SETS: dict[str, list[str]] = {
         "reasoningbank",
         "reasoningbank-improved",
         "reasoningbank-actions",
+        "reasoningbank-actions-oracle",
         "reasoningbank-seeded",
         "reasoningbank-oracle",
         "success-only",
