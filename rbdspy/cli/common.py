@@ -10,6 +10,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from rbdspy.cli import seams
+from rbdspy.cli.seams import load_models  # noqa: F401  (rbdspy.cli.common.load_models, as before)
+
 NamespaceOpt = typer.Option(
     None,
     "--namespace",
@@ -33,22 +36,15 @@ RolloutsOpt = typer.Option(
 )
 
 
-def _package():
-    """`rbdspy.cli`: it holds `console` and `_models`, which the commands look up there at each call
-    so that a caller (a test) can swap them."""
-    import rbdspy.cli
-
-    return rbdspy.cli
-
-
 def get_console() -> Console:
-    """The console the commands print to (`rbdspy.cli.console`)."""
-    return _package().console
+    """The console the commands print to (`rbdspy.cli.console`, kept in seams.py)."""
+    return seams.console
 
 
 def models(lm: str | None, embedder: str | None) -> tuple:
-    """The LM and the embedder that --lm and --embedder name (`rbdspy.cli._models`: `load_models`)."""
-    return _package()._models(lm, embedder)
+    """The LM and the embedder that --lm and --embedder name (`rbdspy.cli._models`, kept in
+    seams.py: `load_models` unless swapped)."""
+    return seams._models(lm, embedder)
 
 
 def deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_value):
@@ -71,17 +67,6 @@ def check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
     offered = offered or DEMO_ENVS
     if env not in offered:
         raise typer.BadParameter(f"{env!r} is not one of {', '.join(offered)}", param_hint="--env")
-
-
-def load_models(lm: str | None, embedder: str | None) -> tuple:
-    """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
-    from rbdspy.lm import make_embedder, make_lm
-
-    try:  # both are checked before any work: a wrong name is one line and exit 2
-        return make_lm(lm), make_embedder(embedder)
-    except ValueError as error:
-        hint = "--lm" if "LM spec" in str(error) else "--embedder"
-        raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
 
 
 def bank_location(path: str) -> Path | str:

@@ -1,0 +1,28 @@
+"""What the commands look up at each call, so that a caller (a test) can swap it: the console they
+print to and the function that makes the models --lm and --embedder name.
+
+Swapped through the package, as `rbdspy.cli.console = ...` / `rbdspy.cli._models = ...` (the
+package forwards those two names here), so the command modules read them from this module and
+none of them imports the package that imports them.
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def load_models(lm: str | None, embedder: str | None) -> tuple:
+    """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
+    from rbdspy.lm import make_embedder, make_lm  # heavy: the LM factory loads litellm on first use
+
+    try:  # both are checked before any work: a wrong name is one line and exit 2
+        return make_lm(lm), make_embedder(embedder)
+    except ValueError as error:
+        hint = "--lm" if "LM spec" in str(error) else "--embedder"
+        raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
+
+
+_models = load_models
