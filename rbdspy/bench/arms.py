@@ -122,14 +122,14 @@ ARMS: dict[str, Arm] = {
         ),
         Arm(
             "reasoningbank-actions",
-            "rbdspy's defaults with k=3, and each judged success also stored as the actions that won it "
-            "(routes for EnvAgent(suggest=True))",
-            _with_action_record(_improved(k=ROUTE_MEMORIES)),
+            "rbdspy's defaults with k=3 and no similarity floor, and each judged success also stored as the "
+            "actions that won it (routes for EnvAgent(suggest=True))",
+            _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None)),
         ),
         Arm(
             "reasoningbank-actions-oracle",
             "reasoningbank-actions with the environment's labels instead of the judge (trust_outcome)",
-            _with_action_record(_improved(k=ROUTE_MEMORIES, trust_outcome=True)),
+            _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None, trust_outcome=True)),
         ),
         Arm(
             "reasoningbank-seeded",
