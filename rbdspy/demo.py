@@ -37,7 +37,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from rbdspy.envs import EnvAgent
+from rbdspy.envs import agent as agent_module
+from rbdspy.envs.agent_loop import agent_options
 from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
+from rbdspy.lessons.action_record import ROUTE_MEMORIES
+from rbdspy.loop.lm_errors import LMSetupError
+from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.memory import MemoryStore
+from rbdspy.scaling.matts import MaTTS
 from rbdspy.text import clip
 
 __all__ = [
@@ -79,8 +87,6 @@ def _error_text(error: BaseException) -> str:
 def _raised_by_agent(error: BaseException) -> bool:
     """Whether `error` came out of EnvAgent (its episode, reset or environment calls) rather
     than from the bank around it (retrieval, the store), which stays a crash as before."""
-    from rbdspy.envs import agent as agent_module
-
     filename = agent_module.__file__
     tb = error.__traceback__
     while tb is not None:
@@ -405,13 +411,6 @@ def run_demo(
     refinement passes); "none" plays each task once. A task whose agent raised is recorded with
     `error` set (its verdict "not judged") and the stream goes on; a missing or unusable LM
     (`LMSetupError`) and errors of the bank itself still raise."""
-    from rbdspy.envs import EnvAgent
-    from rbdspy.envs.agent_loop import agent_options
-    from rbdspy.memory import MemoryStore
-    from rbdspy.modules import MaTTS, ReasoningBank
-    from rbdspy.modules.action_record import ROUTE_MEMORIES
-    from rbdspy.modules.lm_errors import LMSetupError
-
     if n_tasks < 1:
         raise ValueError(f"--tasks must be at least 1; got {n_tasks}")
     if max_steps < 1:

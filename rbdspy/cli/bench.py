@@ -7,8 +7,13 @@ from pathlib import Path
 
 import typer
 
+import rbdspy.bench
+from rbdspy.bench import BenchOptions, parse_arms, report_run
 from rbdspy.bench.arms import ARM_SETS
+from rbdspy.bench.executors import EXECUTORS
 from rbdspy.cli.common import EmbedderOpt, LmOpt, check_env, get_console, models
+from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
+from rbdspy.ray_support import NotPicklableError, RayMissingError
 
 
 def bench(
@@ -91,11 +96,6 @@ def bench(
     """Does memory make the agent better, and at what cost? Plays the same task stream with each
     arm (each from an empty bank) and reports success, steps, LM cost and a paired bootstrap
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
-    from rbdspy.bench import BenchOptions, parse_arms, run_bench
-    from rbdspy.bench.executors import EXECUTORS
-    from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
-    from rbdspy.ray_support import NotPicklableError, RayMissingError
-
     console = get_console()
     if env is not None:
         check_env(env, BENCH_ENVS)
@@ -118,8 +118,6 @@ def bench(
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
     if report_only:
-        from rbdspy.bench import report_run
-
         if out is None:
             raise typer.BadParameter("--report-only needs --out, the directory of a run", param_hint="--report-only")
         try:
@@ -152,7 +150,8 @@ def bench(
     )
     try:
         # Every field as a keyword: run_bench takes either, and one that stands in for it (a test) sees each setting.
-        run_bench(*models(lm, embedder), out, console=console, **options.as_kwargs())
+        # Looked up on rbdspy.bench at each call, so that a stand-in set there is the one called.
+        rbdspy.bench.run_bench(*models(lm, embedder), out, console=console, **options.as_kwargs())
     except (RayMissingError, NotPicklableError) as error:
         raise typer.BadParameter(str(error), param_hint="--executor") from error
     except ConnectionError as error:

@@ -12,6 +12,8 @@ from rich.console import Console
 
 from rbdspy.cli import seams
 from rbdspy.cli.seams import load_models  # noqa: F401  (rbdspy.cli.common.load_models, as before)
+from rbdspy.envs.task_sets import DEMO_ENVS
+from rbdspy.memory.postgres import is_postgres_url
 
 NamespaceOpt = typer.Option(
     None,
@@ -62,8 +64,6 @@ def deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_val
 
 def check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
     """--env must be one of `offered` (default: the environments the demo plays)."""
-    from rbdspy.envs.task_sets import DEMO_ENVS
-
     offered = offered or DEMO_ENVS
     if env not in offered:
         raise typer.BadParameter(f"{env!r} is not one of {', '.join(offered)}", param_hint="--env")
@@ -71,6 +71,4 @@ def check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
 
 def bank_location(path: str) -> Path | str:
     """--path as MemoryStore takes it: a URL stays a string (a Path would fold its //)."""
-    from rbdspy.memory.postgres import is_postgres_url
-
     return path if is_postgres_url(path) else Path(path)

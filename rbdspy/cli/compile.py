@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dspy
 import typer
 from rich.table import Table
 
+import rbdspy.lm
 from rbdspy.cli.common import LmOpt, get_console
+from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
+from rbdspy.render import MIN_BUDGET_TOKENS
 
 AdapterOpt = typer.Option(
     "json",
@@ -25,17 +29,14 @@ DesignOpt = typer.Option(
 BudgetTokensOpt = typer.Option(
     1800,
     "--budget-tokens",
-    help="Show trajectories through the evidence renderer within this many tokens (0: the character-cut "
-    "rendering from before the evidence renderer). Compile and eval a judge with the same value.",
+    help=f"Show trajectories through the evidence renderer within this many tokens (at least {MIN_BUDGET_TOKENS}), "
+    "or 0 to cut them by characters (Trajectory.render). Compile and eval a judge with the same value.",
 )
 
 
 def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> int | None:
     """Checks --design and --budget-tokens (a usage error naming the option) and returns the
     renderer argument the programs take: the token budget, or None (0) for the character-cut rendering."""
-    from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
-    from rbdspy.render import MIN_BUDGET_TOKENS
-
     if design not in JUDGE_DESIGNS:
         raise typer.BadParameter(f"{design!r} is not one of {', '.join(JUDGE_DESIGNS)}", param_hint="--design")
     if design != DEFAULT_JUDGE_DESIGN and "judge" not in targets:
@@ -52,9 +53,7 @@ def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> i
 def _lm_or_none(spec: str | None):
     if spec is None:
         return None
-    from rbdspy.lm import make_lm
-
-    return make_lm(spec)
+    return rbdspy.lm.make_lm(spec)
 
 
 def _report_table(title: str, metrics: dict[str, float]) -> Table:
@@ -107,11 +106,9 @@ def compile_cmd(
 ):
     """Compile the judge and/or the extractors against labelled trajectories; save them as DSPy
     JSON in --out and log the run to MLflow. `ReasoningBank(..., compiled=OUT)` uses them."""
-    import dspy
-
-    from rbdspy.lm import make_lm
-    from rbdspy.optimizers import CompileOptions, compile_program, compile_settings
-    from rbdspy.optimizers.recipes import check, estimate_seconds
+    # The compile machinery (~16 ms of imports) is loaded only when compile or eval runs, not for `rbdspy --help`.
+    from rbdspy.optimizers import CompileOptions, compile_program, compile_settings  # heavy: rbdspy.optimizers
+    from rbdspy.optimizers.recipes import check, estimate_seconds  # heavy: rbdspy.optimizers
 
     console = get_console()
     targets = ["judge", "extractors"] if target == "all" else [target]
@@ -121,9 +118,7 @@ def compile_cmd(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
     renderer = _judge_view(targets, design, budget_tokens)
-    from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN  # the extractors have one design: the default's name
-
-    task_lm = make_lm(lm)
+    task_lm = rbdspy.lm.make_lm(lm)
     dspy.configure(lm=task_lm, adapter=_adapter(adapter))
     reflection = _lm_or_none(reflection_lm)
     rubric = _lm_or_none(rubric_lm)
@@ -153,6 +148,7 @@ def compile_cmd(
                 optimizer,
                 train,
                 dev,
+                # The extractors have one design: the default's name.
                 options.replace(design=design if name == "judge" else DEFAULT_JUDGE_DESIGN),
                 out_dir=out,
                 lm=task_lm,
@@ -173,8 +169,6 @@ def compile_cmd(
 
 def _adapter(name: str):
     """The DSPy adapter a compile or eval runs under: the same as the bank will run under."""
-    import dspy
-
     adapters = {"json": dspy.JSONAdapter, "chat": dspy.ChatAdapter}
     if name not in adapters:
         raise typer.BadParameter(f"{name!r} is not one of {', '.join(adapters)}", param_hint="--adapter")
@@ -201,22 +195,19 @@ def eval_cmd(
 ):
     """Score a judge (accuracy, balanced accuracy, false-success rate, confusion-matrix PNG) or the
     extractors (lesson metric and its parts) on labelled data, as one MLflow run."""
-    from rbdspy.lm import make_lm
-    from rbdspy.optimizers import evaluate_program
+    from rbdspy.optimizers import evaluate_program  # heavy: rbdspy.optimizers (see compile_cmd)
 
     console = get_console()
     if target not in ("judge", "extractors"):
         raise typer.BadParameter(f"{target!r} is not judge or extractors", param_hint="--target")
     renderer = _judge_view([target], design, budget_tokens)
-    import dspy
-
     dspy.configure(adapter=_adapter(adapter))
     try:
         report, run_id = evaluate_program(
             target,
             data,
             compiled=compiled,
-            lm=make_lm(lm),
+            lm=rbdspy.lm.make_lm(lm),
             limit=limit,
             seed=seed,
             num_threads=threads,

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dspy
 import typer
 
+import rbdspy.lm
 from rbdspy.cli.common import get_console
+from rbdspy.envs import EnvAgent, build_dataset, make_env
+from rbdspy.envs.dataset_stats import file_table, overlap, type_table
 
 data_app = typer.Typer(help="Build labelled trajectory datasets from real environments.", no_args_is_help=True)
 
@@ -49,8 +53,6 @@ def data_build(
     """Write trajectories labelled by the environment's score: gold paths, broken gold paths the
     environment confirms as failures, and optionally agent rollouts. Every record is replayed
     before it is written; records that do not reproduce their label are discarded."""
-    from rbdspy.envs import EnvAgent, build_dataset, make_env
-
     console = get_console()
     out = out or Path("datasets") / f"{env}-{split}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -64,12 +66,8 @@ def data_build(
     with make_env(env, **options) as environment:
         agent = None
         if agent_lm:
-            import dspy
-
-            from rbdspy.lm import make_lm
-
             # JSONAdapter: the embedded engine then constrains each action to the output schema.
-            dspy.configure(lm=make_lm(agent_lm), adapter=dspy.JSONAdapter())
+            dspy.configure(lm=rbdspy.lm.make_lm(agent_lm), adapter=dspy.JSONAdapter())
             agent = EnvAgent(environment, max_steps=max_steps)
         types = [t.strip() for t in task_types.split(",")] if task_types else None
         report = build_dataset(
@@ -82,7 +80,5 @@ def data_build(
 @data_app.command("stats")
 def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Dataset JSONL files.")):
     """Counts per file, split, task type, label and provenance, as Markdown (the datasheet's tables)."""
-    from rbdspy.envs.dataset_stats import file_table, overlap, type_table
-
     table, _ = file_table(files)
     typer.echo(table + "\n\n" + type_table(files) + f"\n\nTask ids found in more than one split: {overlap(files)}")

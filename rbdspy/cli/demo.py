@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+import rbdspy.demo
 from rbdspy.cli.common import (
     EmbedderOpt,
     LmOpt,
@@ -16,6 +17,7 @@ from rbdspy.cli.common import (
     get_console,
     models,
 )
+from rbdspy.demo import MATTS_MODES, failed_everywhere
 
 
 def demo(
@@ -45,8 +47,6 @@ def demo(
     is offered the way an earlier one won, and a step played on memory's suggestion is marked
     "(memory)". Each step is printed as the agent plays it, then one block per task. Exits 1 when
     the agent failed on every task."""
-    from rbdspy.demo import MATTS_MODES, failed_everywhere, run_demo
-
     console = get_console()
     memories = deprecated_alias(ctx, "memories", "--memories", "-k", old_memories)
     rollouts = deprecated_alias(ctx, "rollouts", "--rollouts", "--k", old_rollouts)
@@ -55,7 +55,8 @@ def demo(
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
-    rows = run_demo(
+    # Looked up on rbdspy.demo at each call, so that a stand-in set there (a test) is the one called.
+    rows = rbdspy.demo.run_demo(
         *models(lm, embedder),
         bank_location(path),
         env=env,

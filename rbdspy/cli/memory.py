@@ -6,13 +6,24 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 
+import dspy
 import typer
+from rich.progress import Progress
 from rich.table import Table
 
+import rbdspy.lm
 from rbdspy.cli.common import EmbedderOpt, LmOpt, NamespaceOpt, bank_location, get_console, models
+from rbdspy.envs.dataset import load_records, seeding_sample
+from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.memory import InvalidItemError, MemoryStore
+from rbdspy.memory.doctor import diagnose
+from rbdspy.memory.doctor import repair as repair_bank
+from rbdspy.memory.migrate import migrate
+from rbdspy.memory.postgres import redacted
 
 memory_app = typer.Typer(help="Inspect and manage a memory bank on disk.", no_args_is_help=True)
 
@@ -29,10 +40,6 @@ def _open(path: str, embedder: str | None = None, must_exist: bool = True, names
     """The bank at `path`, for one command. What goes wrong with the bank itself (a lost or
     damaged database, an unreachable server, a row that does not validate, a wrong embedder) is
     one error line naming the bank, exit code 2, not a traceback."""
-    import sqlite3
-
-    from rbdspy.memory import InvalidItemError, MemoryStore
-
     location = bank_location(path)
     if isinstance(location, Path) and must_exist and not (location / "memory.db").exists():
         raise typer.BadParameter(
@@ -41,17 +48,13 @@ def _open(path: str, embedder: str | None = None, must_exist: bool = True, names
         )
 
     def bad_bank(error: Exception) -> typer.BadParameter:
-        from rbdspy.memory.postgres import redacted
-
         return typer.BadParameter(f"{redacted(path)}: {str(error).splitlines()[0]}", param_hint="--path")
 
     try:
         if embedder is None:
             store = MemoryStore(location, namespace=namespace)
         else:
-            from rbdspy.lm import make_embedder
-
-            store = MemoryStore(location, embedder=make_embedder(embedder), namespace=namespace)
+            store = MemoryStore(location, embedder=rbdspy.lm.make_embedder(embedder), namespace=namespace)
     except (FileNotFoundError, ValueError, ConnectionError, ImportError, sqlite3.DatabaseError) as error:
         raise bad_bank(error) from error
     try:
@@ -242,13 +245,6 @@ def memory_seed(
 ):
     """Seed a bank from labelled train trajectories (gold paths, agent rollouts) before any task is
     played: the environment's labels are trusted and the extractor distils each record."""
-    import dspy
-    from rich.progress import Progress
-
-    from rbdspy.envs.dataset import load_records, seeding_sample
-    from rbdspy.memory import MemoryStore
-    from rbdspy.modules import ReasoningBank
-
     console = get_console()
     try:
         records = [r for source in sources for r in load_records(source)]
@@ -286,9 +282,6 @@ def memory_doctor(
     """Check a bank (SQLite integrity, rows that do not validate, orphan files, search against exact
     search) and, with --repair, fix what can be fixed without losing a valid item. Exit 1 while a
     problem remains."""
-    from rbdspy.memory.doctor import diagnose
-    from rbdspy.memory.doctor import repair as repair_bank
-
     console = get_console()
     location = bank_location(path)
     if not isinstance(location, Path):
@@ -323,8 +316,6 @@ def memory_migrate(
     """Copy every item, with its stored vectors and usage statistics, into another bank (e.g. a
     directory into PostgreSQL): nothing is re-embedded, the source is only read, and items already
     in the target are skipped, so an interrupted migration is finished by running it again."""
-    from rbdspy.memory.migrate import migrate
-
     console = get_console()
     with _open(source, namespace=from_namespace) as src, _open(target, must_exist=False, namespace=namespace) as dst:
         try:

@@ -39,33 +39,35 @@ def make_env(name: str, **options: Any) -> Environment:
     "textworld" (persistent TextWorld worlds, alias "tw"). Options go to the adapter (see
     ScienceWorld / TextWorldExpress / TextWorldHouses)."""
     key = _ALIASES.get(name.strip().lower())
+    # Only the adapter asked for is imported (see __getattr__).
     if key == "scienceworld":
-        from rbdspy.envs.scienceworld import ScienceWorld
+        from rbdspy.envs.scienceworld import ScienceWorld  # optional: ScienceWorld (the envs extra)
 
         return ScienceWorld(**options)
     if key == "twx":
-        from rbdspy.envs.twx import TextWorldExpress
+        from rbdspy.envs.twx import TextWorldExpress  # optional: TextWorld-Express (the envs extra)
 
         return TextWorldExpress(**options)
     if key == "textworld":
-        from rbdspy.envs.textworld_env import TextWorldHouses
+        from rbdspy.envs.textworld_env import TextWorldHouses  # optional: TextWorld (the envs extra)
 
         return TextWorldHouses(**options)
     raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENV_NAMES)}")
 
 
 def __getattr__(name: str):
-    # The adapter classes on demand, without importing both simulator packages up front.
+    # The adapter classes on demand: an adapter module loads when its class is asked for (~3 to 12 ms each),
+    # and its simulator package only when an adapter is constructed.
     if name == "ScienceWorld":
-        from rbdspy.envs.scienceworld import ScienceWorld
+        from rbdspy.envs.scienceworld import ScienceWorld  # optional: ScienceWorld (the envs extra)
 
         return ScienceWorld
     if name == "TextWorldExpress":
-        from rbdspy.envs.twx import TextWorldExpress
+        from rbdspy.envs.twx import TextWorldExpress  # optional: TextWorld-Express (the envs extra)
 
         return TextWorldExpress
     if name == "TextWorldHouses":
-        from rbdspy.envs.textworld_env import TextWorldHouses
+        from rbdspy.envs.textworld_env import TextWorldHouses  # optional: TextWorld (the envs extra)
 
         return TextWorldHouses
     raise AttributeError(f"module 'rbdspy.envs' has no attribute {name!r}")

@@ -37,8 +37,8 @@ from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_l
 from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
 from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
-from rbdspy.modules.lm_errors import raise_if_setup_error
-from rbdspy.modules.plan import Blocking, Call, Plan, arun, run
+from rbdspy.loop.lm_errors import raise_if_setup_error
+from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.text import clip
 from rbdspy.types import Step, Trajectory, situation_text
 

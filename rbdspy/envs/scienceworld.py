@@ -38,7 +38,7 @@ EMPTY_ACTION = "No action given."
 
 def _start_simulator(step_limit: int):
     try:
-        from scienceworld import ScienceWorldEnv
+        from scienceworld import ScienceWorldEnv  # optional: scienceworld (the envs extra)
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
             "The ScienceWorld adapter needs the `envs` extra: pip install 'rbdspy[envs]' (scienceworld==1.2.3)."

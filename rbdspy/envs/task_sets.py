@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rbdspy.envs import make_env
 from rbdspy.envs.base import Environment, interleave
 
 # Small games: a handful of gold steps each (twc 3, coin 1-4, cookingworld ~10).
@@ -74,14 +75,12 @@ def env_for_task_set(task_set: str, env: str | None = None) -> str:
 def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = None) -> Environment:
     """The environment `env` configured to serve the games (or types) of `task_set`; for
     textworld, `world_seed` picks the world of the house set."""
-    from rbdspy.envs import make_env
-
     env = env_for_task_set(task_set, env)
     if env == "twx":
         params = TASK_SETS[task_set]["twx"]
         return make_env("twx", games=list(params), params=params)
     if env == "textworld":
-        from rbdspy.envs.textworld_env import DEFAULT_WORLD
+        from rbdspy.envs.textworld_env import DEFAULT_WORLD  # optional: TextWorld's adapter (the envs extra)
 
         world = DEFAULT_WORLD if world_seed is None else world_seed
         return make_env("textworld", worlds=(world,), **TASK_SETS[task_set]["textworld"])
@@ -105,7 +104,7 @@ def task_set_types(env: Any, task_set: str = "demo") -> list[str]:
     if name == "textworld":
         if not isinstance(env, str):
             return env.task_types()
-        from rbdspy.envs.textworld_env import DEFAULT_WORLD, SHUFFLED
+        from rbdspy.envs.textworld_env import DEFAULT_WORLD, SHUFFLED  # optional: TextWorld's adapter (envs extra)
 
         return [SHUFFLED] if TASK_SETS[task_set]["textworld"]["shuffled"] else [str(DEFAULT_WORLD)]
     return list(TASK_SETS[task_set]["twx" if name == "twx" else "scienceworld"])
@@ -123,7 +122,7 @@ def house_demo_tasks(env: Any, n_tasks: int) -> list[str]:
     quests shortest first ("Take the cashew." before "Put the cashew on the armchair."), so each
     quest after the first can be offered the way an earlier one went. Quests are generated only as
     far as the choice needs (a fresh machine compiles them on first use)."""
-    from rbdspy.envs.textworld_house import SPLIT_CYCLE
+    from rbdspy.envs.textworld_house import SPLIT_CYCLE  # optional: TextWorld's adapter (the envs extra)
 
     seed = int(env.task_types()[0])
     catalogue = env.catalogue(seed)

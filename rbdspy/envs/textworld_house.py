@@ -40,6 +40,8 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from numpy.random import RandomState
+
 SPLIT_CYCLE = ("train", "dev", "dev", "train", "dev", "dev", "train", "dev", "dev", "test")
 # Part of the cache directory's name: a change to how catalogues are made must not read old ones.
 CATALOGUE_VERSION = 2
@@ -53,8 +55,8 @@ _LOCK = threading.Lock()
 
 def _textworld():
     try:
-        import textworld
-        import textworld.generator  # noqa: F401  (the generator is a subpackage)
+        import textworld  # optional: textworld (the envs extra)
+        import textworld.generator  # noqa: F401  (optional: textworld; the generator is a subpackage)
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
             "The persistent-world environment needs TextWorld: pip install 'rbdspy[envs]' (textworld==1.7.0)."
@@ -153,9 +155,8 @@ def make_house(seed: int, spec: HouseSpec = HouseSpec()):
     """The world of `seed`: rooms, doors, containers, keys, objects; the player's starting
     inventory moved to the floor of a room so that every quest needs fetching."""
     textworld = _textworld()
-    from numpy.random import RandomState
-    from textworld.generator.world import World
-    from textworld.logic import Proposition
+    from textworld.generator.world import World  # optional: textworld (the envs extra)
+    from textworld.logic import Proposition  # optional: textworld (the envs extra)
 
     world = textworld.generator.make_world(
         spec.n_rooms, spec.n_objects, rngs={"map": RandomState(seed), "objects": RandomState(seed + 1)}
@@ -207,8 +208,7 @@ def _best_start(facts, rooms: dict):
 def make_grammar(seed: int):
     """The grammar every game of world `seed` is built with (same seed: same names)."""
     _textworld()
-    from numpy.random import RandomState
-    from textworld.generator import make_grammar as tw_make_grammar
+    from textworld.generator import make_grammar as tw_make_grammar  # optional: textworld (the envs extra)
 
     return tw_make_grammar({"only_last_action": True}, rng=RandomState(seed))
 
@@ -229,9 +229,8 @@ def action_key(action) -> tuple[str, ...]:
 def sample_chain(world, seed: int, attempt: int, spec: HouseSpec, used: frozenset = frozenset()):
     """The chain of attempt `attempt` in world `seed`, or None when none exists for its length.
     `used` holds the keys (`action_key`) of put/insert/eat actions that earlier quests end with."""
-    from numpy.random import RandomState
-    from textworld.generator import QuestGenerationError, sample_quest
-    from textworld.generator.chaining import ChainingOptions
+    from textworld.generator import QuestGenerationError, sample_quest  # optional: textworld (the envs extra)
+    from textworld.generator.chaining import ChainingOptions  # optional: textworld (the envs extra)
 
     class Options(ChainingOptions):
         def check_action(self, state, action) -> bool:
@@ -277,7 +276,7 @@ def goal_of(action, names: dict[str, str]) -> Goal:
 
 def build_game(world, seed: int, chain):
     """The TextWorld Game of a chain in world `seed` (its own objective set from the goal)."""
-    from textworld.generator import Event, Game, Quest
+    from textworld.generator import Event, Game, Quest  # optional: textworld (the envs extra)
 
     game = Game(world, make_grammar(seed), [Quest(win_events=[Event(actions=chain.actions)])])
     names = {key: info.name for key, info in game.infos.items() if info.name}
@@ -288,7 +287,7 @@ def build_game(world, seed: int, chain):
 
 def entity_names(world, seed: int) -> dict[str, str]:
     """The name of every entity of world `seed`, as all its games call it."""
-    from textworld.generator import Game
+    from textworld.generator import Game  # optional: textworld (the envs extra)
 
     game = Game(world, make_grammar(seed), [])
     return {key: info.name for key, info in game.infos.items() if info.name}
@@ -418,7 +417,7 @@ class HouseCatalogue:
 
     def _compile(self, quest: HouseQuest, game) -> HouseQuest | None:
         """Compiles the quest's game into the cache; None when its walkthrough does not win it."""
-        from textworld.generator import GameOptions, compile_game
+        from textworld.generator import GameOptions, compile_game  # optional: textworld (the envs extra)
 
         options = GameOptions()
         options.path = str(self.dir / f"quest-{quest.attempt:05d}.z8")

@@ -47,7 +47,7 @@ def _location(state: dict) -> str:
 
 def _start_simulator(step_limit: int):
     try:
-        from textworld_express import TextWorldExpressEnv
+        from textworld_express import TextWorldExpressEnv  # optional: textworld_express (the envs extra)
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
             "The TextWorld-Express adapter needs the `envs` extra: "
