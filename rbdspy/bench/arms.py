@@ -18,8 +18,9 @@ import dspy
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
 from rbdspy.lessons.action_record import ROUTE_MEMORIES
+from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
-from rbdspy.modules import MaTTS, ReasoningBank
+from rbdspy.scaling.matts import MaTTS
 
 BASELINE = "no-memory"
 # The bare agent again, to be played in another session or on another machine (--resume adds it):

@@ -11,15 +11,15 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
+import rbdspy.lm  # called through the module, so that a test that swaps make_lm is obeyed
+
 console = Console()
 
 
 def load_models(lm: str | None, embedder: str | None) -> tuple:
     """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
-    from rbdspy.lm import make_embedder, make_lm  # heavy: the LM factory loads litellm on first use
-
     try:  # both are checked before any work: a wrong name is one line and exit 2
-        return make_lm(lm), make_embedder(embedder)
+        return rbdspy.lm.make_lm(lm), rbdspy.lm.make_embedder(embedder)
     except ValueError as error:
         hint = "--lm" if "LM spec" in str(error) else "--embedder"
         raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
