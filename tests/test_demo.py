@@ -19,6 +19,8 @@ pytest.importorskip("textworld_express")
 if shutil.which("java") is None:
     pytest.skip("Java is not installed", allow_module_level=True)
 
+from demo_testing import Unclosed  # noqa: E402
+
 from rbdspy.demo import demo_tasks, open_demo_env, print_summary, run_demo  # noqa: E402
 
 JUDGE_OK = {"verdict": "success", "rationale": "won"}
@@ -140,22 +142,6 @@ def test_demo_command_threads_matts_options(monkeypatch):
     assert runner.invoke(app, ["demo", "--matts", "parallel", "--k", "0"]).exit_code != 0
 
 
-class _Unclosed:
-    """An environment the command must not close (the test closes it)."""
-
-    def __init__(self, env):
-        self._env = env
-
-    def __getattr__(self, name):
-        return getattr(self._env, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-
 def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
     """`rbdspy demo` down its real path: the command builds the LM and embedder through the
     factory (scripted here), plays two real games, and leaves a bank that a later process reads."""
@@ -172,7 +158,7 @@ def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
         answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Put items where they belong")]
         answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons("Explore before acting")]
         specs = []
-        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Unclosed(env))
+        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: Unclosed(env))
         monkeypatch.setattr(
             rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or DummyLM(answers, adapter=dspy.JSONAdapter())
         )
@@ -301,7 +287,7 @@ def test_summary_wraps_titles_by_words_at_80_and_40_columns():
     assert "The agent failed on 1/2." in flat
 
 
-class _Broken(_Unclosed):
+class _Broken(Unclosed):
     """The real environment, except that playing a step in the tasks of `broken` raises."""
 
     def __init__(self, env, broken):

@@ -6,6 +6,7 @@ import io
 
 import dspy
 import pytest
+from demo_testing import Unclosed
 from dspy.utils import DummyLM
 from rich.console import Console
 
@@ -20,22 +21,6 @@ pytest.importorskip("textworld")
 
 def lessons(title: str) -> dict:
     return {"lessons": [{"title": title, "description": f"When {title.lower()}.", "content": "Do it."}]}
-
-
-class _Kept:
-    """The house, left open for the test (the demo closes what it opens)."""
-
-    def __init__(self, env):
-        self._env = env
-
-    def __getattr__(self, name):
-        return getattr(self._env, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +46,7 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     fetch, bring = sorted(house_demo_tasks(house, 2), key=lambda t: len(house.quest(t).walkthrough))
     first, second = house.quest(fetch).walkthrough, house.quest(bring).walkthrough
     assert first[-1] in second[:-1]  # the bring quest takes the thing first, as the fetch quest does
-    monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Kept(house))
+    monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: Unclosed(house))
     monkeypatch.setattr(rbdspy.demo, "demo_tasks", lambda env, n: [fetch, bring])
     # The house labels each task by its score (no judge call): actions, then the extractor.
     answers = [{"action": a} for a in first] + [lessons("Fetch it")]
