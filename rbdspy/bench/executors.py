@@ -52,6 +52,7 @@ class ArmJob:
     bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
     world_seed: int | None = None  # the world a worker opens for a house stream
     agent: str = "plain"  # the EnvAgent variant (rbdspy.envs.agent_loop.AGENT_VARIANTS)
+    calibrate_on_build: bool = False  # the judge's band placed on the build tasks (build_calibration.py)
 
 
 def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
@@ -66,6 +67,7 @@ def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
         seed_records=job.seed_records,
         bank_url=job.bank_url,
         agent=job.agent,
+        calibrate_on_build=job.calibrate_on_build,
     )
 
 

@@ -37,6 +37,7 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     loop = sum(r.get("loop_prompt_tokens", 0) for r in rows)
     return {
         "labels": _labels(rows),
+        "labels_measured": _labels([r for r in rows if r.get("phase") == "measure"]),
         "base_rate": _rate([bool(r["success"]) for r in rows]),
         "served_on_wins": _rate([bool(r.get("retrieved")) for r in wins]),
         "served_on_losses": _rate([bool(r.get("retrieved")) for r in losses]),

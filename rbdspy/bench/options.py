@@ -79,3 +79,7 @@ class BenchOptions(Options):
     """The world a house stream is played in (env textworld only; default the environment's)."""
     agent: str = "plain"
     """The EnvAgent variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`)."""
+    calibrate_on_build: bool = False
+    """Arms labelled by the probability judge learn from the environment's labels on the build
+    tasks, where the judge scores each trajectory once; at the first measured task the judge's
+    band is calibrated on those scores and labels the rest (`rbdspy.bench.build_calibration`)."""

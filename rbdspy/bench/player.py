@@ -24,6 +24,7 @@ import dspy
 from rich.progress import Progress
 
 from rbdspy.bench.arms import ARMS, BuildContext
+from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, calibration_path
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
 from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
 from rbdspy.bench.tasks import BenchTask
@@ -146,8 +147,11 @@ class ArmPlayer:
         seed_records: list | None = None,
         bank_url: str = "",
         agent: str = "plain",
+        calibrate_on_build: bool = False,
     ):
         self.agent_options = agent_options(agent)
+        self.calibrate_on_build = calibrate_on_build
+        self.calibration: BuildCalibration | None = None
         self.name, self.stream, self.environment = name, stream, environment
         self.out_dir, self.embedder = Path(out_dir), embedder
         self.max_steps, self.compiled = max_steps, compiled
@@ -182,6 +186,8 @@ class ArmPlayer:
             agent=self.agent, store=self.store, compiled=_compiled_arg(self.compiled), stream=tuple(self.stream)
         )
         self.program = self.arm.build(context)
+        if self.calibrate_on_build and calibratable(self.program):
+            self.calibration = BuildCalibration(self.program, calibration_path(self.path))
         if self.arm.seeded and not self.records:  # a fresh (or rolled back to empty) bank: seed it first
             _seed(self.program, self.seed_records or [], self.out_dir, self.name, progress, self.bar)
         return self
@@ -192,15 +198,21 @@ class ArmPlayer:
             raise RuntimeError(f"arm {self.name!r}: open() before play()")
         if self.progress is not None:
             self.progress.update(self.bar, description=f"{self.name}: {task.task_id.split('?')[0]}")
-        pred, error = None, None
+        pred, error, score = None, None, None
+        if self.calibration is not None:
+            self.calibration.before(task, self.records)
         start = time.perf_counter()
         with LmUsage(classify=lm_role) as usage:
             try:
                 pred = self.program(task=self.agent.describe(task.task_id), task_id=task.task_id)
+                if self.calibration is not None and task.phase == "build":
+                    score = self.calibration.score(pred)
             except Exception as exc:  # a broken task is recorded as a failure, the run goes on
                 error = f"{type(exc).__name__}: {exc}"[:500]
         size = len(self.store) if self.store is not None else 0
         record = task_record(task, self.name, pred, usage, time.perf_counter() - start, size, error)
+        if self.calibration is not None and task.phase == "build":
+            record[SCORE_FIELD] = score
         self._check_truth(record, pred, task)
         append_record(self.path, record)
         self.records.append(record)

@@ -17,8 +17,10 @@ from rich.console import Console
 from rich.table import Table
 
 from rbdspy.bench.arms import ARMS, BASELINE, REPLAY
+from rbdspy.bench.build_calibration import read_calibration
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.mlflow_log import log_run
+from rbdspy.bench.records import arm_path
 from rbdspy.bench.stats import compare, summarise
 from rbdspy.bench.tables import command, pct, reproduce_line, table
 from rbdspy.bench.tasks import BenchTask
@@ -140,8 +142,35 @@ def markdown_report(results: dict[str, Any]) -> str:
             f"\n**Partial run** (continue it with `--resume`): {', '.join(unfinished)} tasks played; each "
             "comparison covers only the tasks both arms have played.\n"
         )
+    notes += calibration_notes(results)
     reproduce = reproduce_line(results["command"], code=True)
     return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\n{reproduce}\n"
+
+
+def calibration_notes(results: dict[str, Any]) -> str:
+    """With --calibrate-on-build: each arm's band, and how its judge's labels agreed with the
+    environment on the measured tasks (the build tasks were labelled by the environment)."""
+    found = results.get("calibration") or {}
+    if not found:
+        return ""
+    lines = ["\nThe judge's band, calibrated on the build tasks (`--calibrate-on-build`):\n"]
+    for arm, report in found.items():
+        text = report.get("summary") or f"no band chosen ({report.get('why_not')}); the shipped band stayed"
+        labels = measured_labels(results, arm)
+        lines.append(f"- `{arm}`: {text}.{labels}")
+    return "\n".join(lines) + "\n"
+
+
+def measured_labels(results: dict[str, Any], arm: str) -> str:
+    labels = (results.get("memory") or {}).get(arm) or {}
+    measured = labels.get("labels_measured")
+    if not measured or not measured["labelled"]:
+        return ""
+    return (
+        f" On the measured tasks its labels agreed with the environment on {measured['agree']} of "
+        f"{measured['labelled']} (false success {measured['false_success']}, false failure "
+        f"{measured['false_failure']}, indeterminate {measured['indeterminate']})."
+    )
 
 
 def _plt():
@@ -217,6 +246,8 @@ def reproduce_command(config) -> str:
         parts.append(f"--world-seed {config.world_seed}")
     if getattr(config, "agent", "plain") != "plain":
         parts.append(f"--agent {config.agent}")
+    if getattr(config, "calibrate_on_build", False):
+        parts.append("--calibrate-on-build")
     if any(ARMS[a].seeded for a in config.arms):
         parts += [f"--seed-from {p}" for p in config.seed_from] + [f"--seed-per-type {config.seed_per_type}"]
     if config.lm:
@@ -237,6 +268,11 @@ def build_results(
         "arms": {arm: summarise(rows) for arm, rows in records.items()},
         "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
         "memory": {arm: memory_summary(rows) for arm, rows in records.items()},
+        "calibration": {
+            arm: found
+            for arm in records
+            if out_dir is not None and (found := read_calibration(arm_path(out_dir, arm))) is not None
+        },
         "self_agreement": self_agreement(records),
     }
 

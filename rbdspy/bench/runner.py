@@ -61,6 +61,7 @@ RESUME_KEYS = (
     "bank_url",
     "world_seed",
     "agent",
+    "calibrate_on_build",
 )
 
 
@@ -83,6 +84,7 @@ class BenchConfig:
     bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
     world_seed: int | None = None  # the world of a house stream (None: the environment's default)
     agent: str = "plain"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
+    calibrate_on_build: bool = False  # judge-labelled arms: the band placed on the build tasks
 
 
 def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) -> list[BenchTask]:
@@ -190,6 +192,7 @@ def run_bench(
         bank_url=redacted(o.bank_url) if o.bank_url else "",
         world_seed=o.world_seed,
         agent=o.agent,
+        calibrate_on_build=o.calibrate_on_build,
     )
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
@@ -222,6 +225,7 @@ def run_bench(
                 o.bank_url or "",
                 o.world_seed,
                 o.agent,
+                o.calibrate_on_build,
             )
             for name in config.arms
         ]

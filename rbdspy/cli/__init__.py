@@ -2,7 +2,7 @@
 which default to $RBDSPY_LM / $RBDSPY_EMBEDDER and then to the embedded local models.
 
 This module assembles the typer `app` from one module per command group: demo.py, bench.py,
-compile.py (compile, eval), ui.py, memory.py (`rbdspy memory ...`) and data.py (`rbdspy data ...`);
+compile.py (compile, eval), calibrate.py, ui.py, memory.py (`rbdspy memory ...`) and data.py (`rbdspy data ...`);
 common.py holds the options and checks they share. Commands print to `console` and get their models
 from `_models`, both looked up at each call (in seams.py, where setting them here forwards) so that
 they can be swapped; `main()` is the console script.
@@ -16,7 +16,7 @@ from types import ModuleType
 import typer
 from rich.console import Console
 
-from rbdspy.cli import bench, compile, data, demo, memory, seams, ui
+from rbdspy.cli import bench, calibrate, compile, data, demo, memory, seams, ui
 from rbdspy.cli.compile import _adapter  # noqa: F401  (rbdspy.cli._adapter, as before the package)
 
 # The commands look these two up at each call (common.get_console, common.models), in seams.py:
@@ -41,6 +41,7 @@ app.command("demo")(demo.demo)
 app.command("bench")(bench.bench)
 app.command("compile")(compile.compile_cmd)
 app.command("eval")(compile.eval_cmd)
+app.command("calibrate")(calibrate.calibrate_cmd)
 app.command("ui")(ui.ui_cmd)
 app.add_typer(memory.memory_app, name="memory")
 app.add_typer(data.data_app, name="data")

@@ -61,6 +61,12 @@ def bench(
         "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
         "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four).",
     ),
+    calibrate_on_build: bool = typer.Option(
+        False,
+        "--calibrate-on-build",
+        help="Arms labelled by the probability judge learn from the environment's labels on the build tasks, "
+        "the judge scores each; its band is calibrated on them before the first measured task.",
+    ),
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
     ),
@@ -147,6 +153,7 @@ def bench(
         workers=workers,
         world_seed=world_seed,
         agent=agent,
+        calibrate_on_build=calibrate_on_build,
     )
     try:
         # Every field as a keyword: run_bench takes either, and one that stands in for it (a test) sees each setting.

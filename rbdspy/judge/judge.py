@@ -30,10 +30,23 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import dspy
 
+from rbdspy.judge.calibration import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_FALSE_SUCCESS,
+    Calibration,
+    JudgeBand,
+    check_band,
+    choose_band,
+    labelled_trajectory,
+    lm_name,
+    warn_if_other_lm,
+)
 from rbdspy.judge.probability import (
     DEFAULT_PROBABILITY_VIEWS,
     PROBABILITY_VIEWS,
@@ -125,9 +138,8 @@ class Judge(dspy.Module):
         self.samples, self.temperature, self.threshold = samples, temperature, threshold
         if not views or any(view not in PROBABILITY_VIEWS for view in views):
             raise ValueError(f"views must be some of {', '.join(PROBABILITY_VIEWS)}; got {views!r}")
-        if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
-            raise ValueError(f"band must be (low, high) with 0 <= low <= high <= 1; got {band!r}")
-        self.views, self.band = tuple(views), (float(band[0]), float(band[1]))
+        self.views = tuple(views)
+        self._band = check_band(band)
         # One predictor per design, named after it, so a compiled judge saved from one design
         # loads only into a design that reads the same prompt ("predict": rationale and
         # self-consistency).
@@ -139,6 +151,8 @@ class Judge(dspy.Module):
         elif design == "checklist":
             self.checklist = dspy.Predict(JudgeChecklist)
         elif design == "probability":
+            # The band travels with the prompts: any program holding this judge saves and loads it.
+            self.band_state = JudgeBand(self._band)
             if "trajectory" in self.views:
                 self.trajectory_verdict = dspy.Predict(JudgeVerdict)
             if {*STEP_VIEWS, "progress"} & set(self.views):
@@ -147,6 +161,97 @@ class Judge(dspy.Module):
                 self.actions_verdict = dspy.Predict(JudgeActions)
         else:
             self.confident = dspy.Predict(JudgeWithConfidence)
+
+    # -- the band, and calibrating it --
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """The probability design's (failure below, success at or above) P(success) bounds: the
+        calibrated band once `calibrate` or a loaded program placed one, else the one given."""
+        return self.band_state.band if self.design == "probability" else self._band
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """How the band was placed (None: not calibrated; the shipped or given band)."""
+        return self.band_state.calibration if self.design == "probability" else None
+
+    def calibrate(
+        self,
+        examples: Iterable[Any],
+        *,
+        max_false_success: float = DEFAULT_MAX_FALSE_SUCCESS,
+        bootstrap: int = DEFAULT_BOOTSTRAP,
+        confidence: float = DEFAULT_CONFIDENCE,
+        seed: int = 0,
+    ) -> Calibration:
+        """Places the band on labelled trajectories of the environment this judge will judge
+        (rbdspy/judge/calibration.py): judges each example once, then chooses the band that
+        maximises balanced accuracy with false successes within `max_false_success` (checked
+        on `bootstrap` resamples), and uses it. Returns the Calibration (band, accuracy and its
+        95% interval, the LM calibrated for); it is saved with any program holding this judge.
+
+        `examples`: labelled records (`trajectory` and `label`: dataset records, a dspy.Example,
+        a dict) or Trajectories whose `outcome` is set, at least one success and one failure.
+        Only the probability design has a probability to calibrate; the others raise ValueError."""
+        if self.design != "probability":
+            raise ValueError(
+                f"the {self.design} judge writes its verdict and has no probability to calibrate; "
+                "calibrate a Judge(design='probability') (the default)"
+            )
+        labelled = [labelled_trajectory(example, i) for i, example in enumerate(examples)]
+        scores, labels = [], []
+        for trajectory, success in labelled:
+            probability = self(task=trajectory.task, trajectory=trajectory).get("probability")
+            if probability is not None:  # an LM error leaves it out; the calibration counts it
+                scores.append(probability)
+                labels.append(success)
+        calibration = choose_band(
+            scores,
+            labels,
+            max_false_success=max_false_success,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+            lm=lm_name(self._lm()),
+            views=self.views,
+            n_unscored=len(labelled) - len(scores),
+        )
+        self.use_calibration(calibration)
+        return calibration
+
+    def use_calibration(self, calibration: Calibration) -> None:
+        """Judges with `calibration`'s band from now on (a Calibration from `calibrate` or
+        `choose_band`). Its scores must come from the same questions (`views`)."""
+        if self.design != "probability":
+            raise ValueError(f"the {self.design} judge has no probability band to calibrate")
+        if calibration.views and tuple(calibration.views) != self.views:
+            raise ValueError(
+                f"this calibration was made with the questions {', '.join(calibration.views)}; "
+                f"this judge asks {', '.join(self.views)}: calibrate it on its own questions"
+            )
+        self.band_state.load_state({"band": calibration.band, "calibration": calibration.model_dump(mode="json")})
+
+    def _lm(self) -> Any:
+        predictor = next((p for _, p in self.named_predictors()), None)
+        return getattr(predictor, "lm", None) or dspy.settings.lm
+
+    def _check_calibrated_lm(self) -> None:
+        """Once per loaded calibration: a CalibrationWarning when the LM in use is not the one
+        the band was calibrated for (checked at the first judgement, when the LM is known)."""
+        state = self.band_state
+        if state.calibration is None or state.lm_checked:
+            return
+        lm = self._lm()
+        if lm is not None:
+            state.lm_checked = True
+            warn_if_other_lm(state.calibration, lm, "Judge")
+
+    def load_state(self, state: dict, *, allow_unsafe_lm_state: bool = False):
+        """Loads prompts (and the band, where the state has one: a judge saved before bands
+        were saved keeps the band it has)."""
+        if self.design == "probability" and "band_state" not in state:
+            state = {**state, "band_state": self.band_state.dump_state()}
+        return super().load_state(state, allow_unsafe_lm_state=allow_unsafe_lm_state)
 
     @staticmethod
     def _verdict(pred: dspy.Prediction) -> Verdict:
@@ -198,6 +303,7 @@ class Judge(dspy.Module):
             trajectory = Trajectory.coerce(trajectory, task=task)
         rendered = self._rendered(task, trajectory)
         predictors = {name: getattr(self, attr) for name, attr in PROBABILITY_PREDICTORS.items() if hasattr(self, attr)}
+        self._check_calibrated_lm()
         return (yield from probability_plan(predictors, task, trajectory, rendered, self.views, self.band))
 
     def _rendered(self, task: str, trajectory: Any) -> str:

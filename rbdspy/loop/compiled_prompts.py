@@ -17,6 +17,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rbdspy.judge.calibration import JudgeBand
+
 log = logging.getLogger(__name__)
 
 PACKAGE_COMPILED_DIR = Path(__file__).resolve().parent.parent / "compiled"
@@ -78,6 +80,9 @@ def load_state_file(module, path: Path, allow_lm_settings: bool = False) -> None
             f"{path} is not a compiled {type(module).__name__}: it has no saved state for {', '.join(missing)} "
             "(was it written by `rbdspy compile` or `save()` for this component?)"
         )
+    for name, param in module.named_parameters():
+        if isinstance(param, JudgeBand) and name not in state:
+            state[name] = param.dump_state()  # saved before bands were saved: the band stays as it is
     module.load_state(state, allow_unsafe_lm_state=False)
 
 

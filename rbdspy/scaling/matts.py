@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import dspy
 
+from rbdspy.loop import compiled_prompts
 from rbdspy.loop.lm_errors import configured_lm, indeterminate
 from rbdspy.loop.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
@@ -323,7 +324,10 @@ class MaTTS(dspy.Module):
         """Loads prompts saved by `save()`. JSON only: a saved program is never unpickled."""
         if allow_pickle or Path(path).suffix != ".json":
             raise ValueError(f"MaTTS loads JSON only, never pickle: use a .json file (got {path!r})")
-        return super().load(path, allow_unsafe_lm_state=allow_unsafe_lm_state)
+        # Read as a ReasoningBank's prompts are: checked, LM settings dropped unless the caller
+        # trusts the file, and a file saved before the judge's band was saved keeps the band.
+        compiled_prompts.load_state_file(self, Path(path), allow_lm_settings=allow_unsafe_lm_state)
+        return self
 
 
 class VanillaTTS(MaTTS):

@@ -5,12 +5,12 @@ logprobs falls back to the written word; anything unusable is indeterminate."""
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from judge_testing import entry, verdict_reply
 
 from rbdspy.judge.judge import Judge
 from rbdspy.judge.probability import label_probability, lm_calls, log_odds
@@ -28,34 +28,6 @@ TRAJ = Trajectory(
         Step(role="env", content="The water boils."),
     ],
 )
-
-
-def entry(token, p, alternatives=()):
-    return {
-        "token": token,
-        "logprob": math.log(p),
-        "top_logprobs": [{"token": t, "logprob": math.log(q)} for t, q in alternatives],
-    }
-
-
-def verdict_reply(p_success):
-    """A JSON verdict whose label token carries P(success) = p_success among the two labels."""
-    label = "success" if p_success >= 0.5 else "failure"
-    other = "failure" if label == "success" else "success"
-    p_label = max(p_success, 1 - p_success)
-    tokens = [entry('{"', 1.0), entry("verdict", 1.0), entry('":', 1.0), entry(' "', 1.0)]
-    tokens.append(entry(label, p_label, [(label, p_label), (other, 1 - p_label), ("Success", 1e-6)]))
-    return {
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": json.dumps({"verdict": label})},
-                "logprobs": {"content": tokens},
-            }
-        ],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 8, "total_tokens": 58},
-    }
 
 
 class ViewServer:
