@@ -15,6 +15,7 @@ import os
 # import lock, it deadlocks: `rbdspy ui` never listens). Set the variable to "False" to fetch it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from rbdspy.judge.calibration import Calibration, CalibrationWarning  # noqa: E402
 from rbdspy.lm import make_embedder, make_lm  # noqa: E402
 from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
 from rbdspy.modules import (
@@ -38,6 +39,8 @@ from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdi
 __version__ = "0.1.0"
 
 __all__ = [
+    "Calibration",
+    "CalibrationWarning",
     "ContrastiveDistiller",
     "EvidenceRenderer",
     "Extractor",

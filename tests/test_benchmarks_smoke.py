@@ -258,3 +258,17 @@ def test_judge_probability_band_reads_a_compiled_arm_and_refuses_two(tmp_path):
     _probability_run(tmp_path, [row])  # a second arm: which one to read is ambiguous
     with pytest.raises(SystemExit, match="exactly one probability arm"):
         module.load(tmp_path)
+
+
+def test_judge_calibration_sweep_scores_every_family_and_size_from_the_recorded_answers(tmp_path, capsys):
+    train, dev = "docs/bench/judge-views-train-local", "docs/bench/judge-views-local"
+    rows = _load("judge_calibration_sweep").main(
+        ["--train", train, "--dev", dev, "--seeds", "3", "--write", str(tmp_path)]
+    )
+    assert {(r["family"], r["n"]) for r in rows} == {(f, n) for f in ("scienceworld", "twx") for n in (5, 10, 20, 40)}
+    for row in rows:  # the ceiling is the band chosen on the dev records, within the cap there
+        assert row["ceiling"]["false_success_rate"] <= 0.10
+        assert row["draws"] == (1 if row["n"] == 40 else 3)
+    out = capsys.readouterr().out
+    assert f"Reproduce: python -m benchmarks.judge_calibration_sweep --train {train} --dev {dev} --seeds 3" in out
+    assert (tmp_path / "sweep.md").read_text().startswith("## Calibrating the judge")

@@ -154,7 +154,10 @@ def _rates(scores, success, cuts, weights=None):
 
 def _best_cut(ba: np.ndarray, fs: np.ndarray, allowed: np.ndarray, cuts: np.ndarray) -> float:
     """The allowed cut with the best balanced accuracy (ties: fewer false successes, then the
-    middle of the tied cuts). The cut above every score is always allowed (no false success)."""
+    middle of the tied cuts). The cut above every score is allowed (no false success) unless a
+    failure scored exactly 1, which no cut within [0, 1] can be above: then the highest cut."""
+    if not allowed.any():  # a failure scored exactly 1: no threshold within [0, 1] is above it
+        return float(cuts[-1])
     key = np.where(allowed, ba, -np.inf)
     tied = np.flatnonzero(np.isclose(key, key.max()))
     tied = tied[np.isclose(fs[tied], fs[tied].min())]

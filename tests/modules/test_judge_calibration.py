@@ -78,6 +78,11 @@ def test_the_bootstrap_checks_the_cap_beyond_the_examples_at_hand():
     assert lo <= resampled.balanced_accuracy <= hi and lo < hi
 
 
+def test_a_failure_scored_certain_gets_the_highest_band_there_is():
+    calibration = choose_band([0.2, 1.0, 0.9, 1.0], [False, False, True, True], bootstrap=0)
+    assert calibration.band == (1.0, 1.0) and calibration.false_success_rate == 0.5
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="at least one success and one failure"):
         choose_band([0.2, 0.4], [True, True])
