@@ -19,6 +19,9 @@ rbdspy data build "${SW[@]}" --split train --n 240 --seed 0 --out $D/scienceworl
 rbdspy data build "${SW[@]}" --split dev --n 100 --seed 1 --out $D/scienceworld-dev.jsonl
 rbdspy data build "${TWX[@]}" --split train --n 80 --seed 0 --out $D/twx-train.jsonl
 rbdspy data build "${TWX[@]}" --split dev --n 40 --seed 1 --out $D/twx-dev.jsonl
+# Quests of one persistent TextWorld world (world 1, generated from seeds; no gold cache needed).
+rbdspy data build --env textworld --split train --n 40 --seed 0 --out $D/textworld-house-train.jsonl
+rbdspy data build --env textworld --split dev --n 40 --seed 0 --out $D/textworld-house-dev.jsonl
 if [[ -z "${SKIP_AGENT:-}" ]]; then
   # The 1.5B model takes about 2 minutes a rollout here (10 steps of ~8 s, then a re-check), so most
   # rollouts come from the 0.5B model (~1 minute).

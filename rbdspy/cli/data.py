@@ -30,7 +30,7 @@ def _game_params(values: list[str]) -> dict[str, str]:
 
 @data_app.command("build")
 def data_build(
-    env: str = typer.Option(..., "--env", help="scienceworld | twx"),
+    env: str = typer.Option(..., "--env", help="scienceworld | twx | textworld (quests in one persistent world)"),
     split: str = typer.Option("train", "--split", help="train | dev | test"),
     n: int = typer.Option(100, "--n", help="How many records to write."),
     out: Path | None = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
