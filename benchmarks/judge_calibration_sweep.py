@@ -185,16 +185,17 @@ def markdown(results: list[dict], selection: list[dict], command: str, seeds: in
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train", required=True, help="a judge_designs.py --out run on train files")
-    parser.add_argument("--dev", required=True, help="a judge_designs.py --out run on dev files")
+    parser.add_argument("--train", nargs="+", required=True, help="judge_designs.py --out runs on train files")
+    parser.add_argument("--dev", nargs="+", required=True, help="judge_designs.py --out runs on dev files")
     parser.add_argument("--seeds", type=int, default=20, help="samples of N train records per N")
     parser.add_argument("--write", default=None, help="also write sweep.md and sweep.json here")
     args = parser.parse_args(argv)
-    train, dev = load(Path(args.train)), load(Path(args.dev))
+    train = [row for run in args.train for row in load(Path(run))]
+    dev = [row for run in args.dev for row in load(Path(run))]
     results = sweep(train, dev, args.seeds)
     selection = confidence_on_train(train, args.seeds)
     command = tables.benchmark_command(
-        "judge_calibration_sweep", f"--train {args.train}", f"--dev {args.dev}", f"--seeds {args.seeds}"
+        "judge_calibration_sweep", "--train", *args.train, "--dev", *args.dev, f"--seeds {args.seeds}"
     )
     text = markdown(results, selection, command, args.seeds)
     print(text)

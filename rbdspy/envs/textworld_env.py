@@ -19,6 +19,7 @@ ordered (actions that change the world first, then look/inventory, then examine)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +40,15 @@ INFO_ACTIONS = ("look", "inventory")
 # The interpreter's prompt and status bar ("\n>   ...   -= Canteen =-0/3") end every reply.
 _PROMPT_TAIL = re.compile(r"\n>[^\n]*$")
 _ROOM = re.compile(r"-=\s*(.+?)\s*=-")
+
+
+@functools.lru_cache(maxsize=8)
+def world_facts(seed: int, spec: HouseSpec | None = None) -> HouseFacts:
+    """The facts of world `seed` (map, where things are) without opening an environment: what a
+    metric checks a lesson's claims against (the world is generated from its seed, no game
+    compiled)."""
+    world = HouseCatalogue(seed, spec or HouseSpec()).world
+    return house_facts(world, entity_names(world, seed))
 
 
 def clean_feedback(text: str) -> str:

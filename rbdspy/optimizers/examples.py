@@ -186,9 +186,19 @@ def extractor_example(
     on correctly routed trajectories, the judge's errors are the judge's compile)."""
     trajectory = record.trajectory
     text = render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
-    return dspy.Example(task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record)).with_inputs(
-        "task", "trajectory", "verdict"
-    )
+    facts = {"facts": world_facts_of(record)} if record.env == "textworld" else {}
+    return dspy.Example(
+        task=trajectory.task, trajectory=text, verdict=record.label, **_metadata(record), **facts
+    ).with_inputs("task", "trajectory", "verdict")
+
+
+def world_facts_of(record: LabelledTrajectory):
+    """The facts of the persistent world a TextWorld house record was played in (its task type
+    is the world's seed), which the extractor metric checks lessons' claims against; None for a
+    record of a world of its own (a shuffled stream's)."""
+    from rbdspy.envs.textworld_env import world_facts  # optional: textworld (the envs extra)
+
+    return world_facts(int(record.task_type)) if record.task_type.isdigit() else None
 
 
 def make_examples(

@@ -43,6 +43,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.envs.textworld_truth import claims
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
 from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, split_rendered
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson
@@ -133,7 +134,8 @@ def judge_report(golds: Sequence[str], predicted: Sequence[str]) -> dict[str, An
 
 # ---- extractors ----------------------------------------------------------------------------
 
-WEIGHTS = {"format": 0.3, "general": 0.3, "actionable": 0.3, "cause": 0.3, "rubric": 0.3}
+# A false fact about a persistent world misleads every later task in it: it weighs double.
+WEIGHTS = {"format": 0.3, "general": 0.3, "actionable": 0.3, "cause": 0.3, "rubric": 0.3, "truth": 0.6}
 CONTENT_WORDS_MAX = 40  # a lesson a small agent can act on is short
 
 # Words that name the kind of mistake a broken gold path makes (stems: matched as prefixes).
@@ -246,6 +248,24 @@ def actionable_part(lessons: Sequence[Lesson], verbs: Sequence[str]) -> tuple[fl
     )
 
 
+def truth_part(lessons: Sequence[Lesson], facts: Any) -> tuple[float, str] | None:
+    """On a world that persists, lessons may state its facts (routes, where things are, which key
+    opens what), and those carry over only if true: the share of the claims the lessons make that
+    the world's own facts confirm. None when no lesson states a fact (nothing to check)."""
+    found = [(lesson.title, claim) for lesson in lessons for claim in claims(lesson.text(), facts)]
+    if not found:
+        return None
+    false = [(title, claim.text.strip()) for title, claim in found if not claim.true]
+    score = 1 - len(false) / len(found)
+    if not false:
+        return score, f"every fact the lessons state about the world is true ({len(found)} claims)"
+    wrong = "; ".join(f"lesson {title!r}: {text!r}" for title, text in false)
+    return (
+        score,
+        f"{len(false)} of {len(found)} facts stated about the world are false ({wrong}): state only what you saw",
+    )
+
+
 def _stem_hit(text: str, stems: Iterable[str]) -> bool:
     text = " " + " ".join(re.findall(r"[a-z]+", text.lower())) + " "
     return any((" " + stem) in text for stem in stems)
@@ -284,7 +304,13 @@ def lesson_parts(gold: dspy.Example, pred: Any, rubric=None) -> dict[str, tuple[
     literals = gold.get("literals")
     if literals is None:
         literals = literals_from_rendered(gold.task, gold.trajectory)
-    parts["general"] = general_part(lessons, literals)
+    facts = gold.get("facts")
+    if facts is not None:  # a persistent world: its specifics carry over, if they are true
+        truth = truth_part(lessons, facts)
+        if truth is not None:
+            parts["truth"] = truth
+    else:
+        parts["general"] = general_part(lessons, literals)
     verbs = gold.get("verbs")
     if verbs is None:
         verbs = action_verbs(split_rendered(gold.trajectory)[0])
