@@ -13,6 +13,7 @@ from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
+from rbdspy.signatures.extract import WORLD_FACTS_RULE
 from rbdspy.types import Verdict
 
 
@@ -34,6 +35,12 @@ class Extractor(dspy.Module):
     (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
     persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
     `bank.extractor.action_record = True`.
+
+    `world_facts=True` tells both extractors that the world persists from task to task, so a
+    lesson may also state its facts that the trajectory showed (where a thing is, routes, which
+    key opens what), named as the game names them (`WORLD_FACTS_RULE`); the extractor metric
+    scores such facts by whether they are true (`rbdspy.optimizers.metrics.truth_part`). On a
+    bank: `bank.extractor = Extractor(world_facts=True)`, before loading compiled prompts into it.
     """
 
     def __init__(
@@ -43,14 +50,19 @@ class Extractor(dspy.Module):
         *,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
         action_record: bool = False,
+        world_facts: bool = False,
     ):
         super().__init__()
         self.action_record = action_record
+        self.world_facts = world_facts
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars
         self.renderer = as_renderer(renderer)
-        self.success = dspy.Predict(ExtractSuccessLessons)
-        self.failure = dspy.Predict(ExtractFailureLessons)
+        signatures = (ExtractSuccessLessons, ExtractFailureLessons)
+        if world_facts:
+            signatures = tuple(sig.with_instructions(f"{sig.instructions}\n\n{WORLD_FACTS_RULE}") for sig in signatures)
+        self.success = dspy.Predict(signatures[0])
+        self.failure = dspy.Predict(signatures[1])
 
     def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
         """The predictor that distils a trajectory with this verdict; None extracts nothing."""

@@ -44,3 +44,13 @@ class ExtractFailureLessons(dspy.Signature):
     lessons: list[LessonDraft] = dspy.OutputField(
         desc="0 to 2 guardrail lessons, each with title, description, content; empty if the cause is unclear"
     )
+
+
+# Appended to both extractors' instructions by `Extractor(world_facts=True)`: on a world that
+# persists, its facts are what carries over to the next task, and a wrong one misleads every task.
+WORLD_FACTS_RULE = """This task was played in a world that persists from one task to the next: the same rooms, doors,
+containers and objects. There, besides strategies, a lesson may state facts about that world that
+the trajectory's observations showed: where a thing is ("the berry is on the table in the
+canteen"), which way one room lies from another ("the canteen is north of the studio"), which key
+opens what. Name rooms and things exactly as the game names them; such facts are not
+variation-specific here. Never state a fact the observations did not show."""

@@ -68,3 +68,15 @@ def test_async_path_and_bad_verdict_name():
     assert len(asyncio.run(Extractor().acall(task="t", trajectory=TRAJ, verdict="success")).lessons) == 1
     with pytest.raises(ValueError, match="verdict must be"):
         Extractor()(task="t", trajectory=TRAJ, verdict="great")
+
+
+def test_world_facts_tells_both_extractors_that_facts_of_a_persistent_world_may_be_stated():
+    from rbdspy.signatures.extract import WORLD_FACTS_RULE
+
+    plain, facts = Extractor(), Extractor(world_facts=True)
+    for name in ("success", "failure"):
+        assert WORLD_FACTS_RULE not in getattr(plain, name).signature.instructions
+        instructions = getattr(facts, name).signature.instructions
+        assert instructions.startswith(getattr(plain, name).signature.instructions)
+        assert instructions.endswith(WORLD_FACTS_RULE)
+    assert [n for n, _ in facts.named_predictors()] == [n for n, _ in plain.named_predictors()]  # same files load
