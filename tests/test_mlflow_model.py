@@ -15,6 +15,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.judge.calibration import choose_band
 from rbdspy.memory import HashEmbedder
 
 mlflow = pytest.importorskip("mlflow")
@@ -30,7 +31,8 @@ LOAD = textwrap.dedent(
     program = mlflow.dspy.load_model(sys.argv[2])
     served = mlflow.pyfunc.load_model(sys.argv[2]).predict({"task": "what is 6*7?"})
     print(json.dumps({"store": type(program.store).__name__, "answer": served["answer"],
-                      "verdict": served["verdict"]["label"]}))
+                      "verdict": served["verdict"]["label"], "band": list(program.judge.band),
+                      "calibrated_for": program.judge.calibration.lm}))
     """
 )
 
@@ -43,6 +45,8 @@ def test_a_program_with_a_bank_logs_loads_in_a_new_process_and_serves(tmp_path):
     mlflow.set_experiment("rbdspy-logged-bank")  # not whichever experiment an earlier test left active
     store = MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32))
     bank = ReasoningBank(dspy.Predict("task, memory -> answer"), store, compiled=None)
+    # a calibrated band travels with the logged program
+    bank.judge.use_calibration(choose_band([0.1, 0.2, 0.8, 0.9], [False, False, True, True], lm="dummy"))
     try:
         with dspy.context(lm=DummyLM(ROUND * 3)), mlflow.start_run():
             model_uri = mlflow.dspy.log_model(bank, name="bank").model_uri
@@ -54,7 +58,14 @@ def test_a_program_with_a_bank_logs_loads_in_a_new_process_and_serves(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     served = json.loads(done.stdout.strip().splitlines()[-1])
-    assert served == {"store": "LazyStore", "answer": "42", "verdict": "success"}
+    assert served == {
+        "store": "LazyStore",
+        "answer": "42",
+        "verdict": "success",
+        "band": list(bank.judge.band),
+        "calibrated_for": "dummy",
+    }
+    assert bank.judge.band != (0.26, 0.26)
     with MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)) as again:
         assert [item.title for item in again.list()] == [LESSON["title"]]  # learned into the same bank
 

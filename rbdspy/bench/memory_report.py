@@ -98,7 +98,7 @@ def memory_markdown(results: dict[str, Any]) -> str:
             "",
             f"Base rate {pct(summary['base_rate'])}; a memory was served on {pct(summary['served_on_wins'])} of wins "
             f"and {pct(summary['served_on_losses'])} of losses; mean similarity of served items "
-            f"{summary['mean_similarity'] or 0:.2f}. Items written by kind: {written}. The memory loop read "
+            f"{_similarity(summary['mean_similarity'])}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
             f"(+{pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
             f"{_truth_sentence(summary.get('lesson_truth'))}",
@@ -111,6 +111,11 @@ def memory_markdown(results: dict[str, Any]) -> str:
             rows.append([item["title"], item["source"], item["served"], served, f"{100 * delta:+.0f} pp"])
         blocks += [table(ITEM_COLUMNS, rows, align="llrrr"), ""]
     return "\n".join(blocks) if len(blocks) > 2 else ""
+
+
+def _similarity(value: float | None) -> str:
+    """A control's fixed memory is served without a similarity: "-" rather than a made-up 0.00."""
+    return "-" if value is None else f"{value:.2f}"
 
 
 def _truth_sentence(truth: dict[str, int] | None) -> str:
