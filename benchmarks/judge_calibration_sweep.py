@@ -23,6 +23,7 @@ other train records, for each confidence tried.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import statistics
@@ -89,15 +90,16 @@ def sweep(train: list[dict], dev: list[dict], seeds: int) -> list[dict]:
             continue
         ceiling = choose_band([p for p, _ in target], [ok for _, ok in target], bootstrap=0).band[1]
         shipped = rates(target, DEFAULT_PROBABILITY_BAND[1])
-        for n in SIZES:
+        for n, confidence in itertools.product(SIZES, CONFIDENCES[::-1]):  # the default first
             if n > len(pool):
                 continue
             draws = range(seeds if n < len(pool) else 1)  # all the train records: one draw
-            found = [rates(target, calibrate(sample(pool, n, seed), seed)) for seed in draws]
+            found = [rates(target, calibrate(sample(pool, n, seed), seed, confidence)) for seed in draws]
             results.append(
                 {
                     "family": family,
                     "n": n,
+                    "confidence": confidence,
                     "draws": len(found),
                     "dev_records": len(target),
                     "balanced_accuracy": _spread([ba for ba, _ in found]),
@@ -147,6 +149,7 @@ def markdown(results: list[dict], selection: list[dict], command: str, seeds: in
         [
             r["family"],
             r["n"],
+            r["confidence"],
             r["draws"],
             _mean_sd(r["balanced_accuracy"]),
             f"{100 * (r['balanced_accuracy']['mean'] - r['ceiling']['balanced_accuracy']):+.1f}",
@@ -158,8 +161,8 @@ def markdown(results: list[dict], selection: list[dict], command: str, seeds: in
         ]
         for r in results
     ]
-    columns = ("family", "N", "draws", "balanced acc (mean ± sd)", "vs ceiling (pp)", "false success (mean ± sd)",
-               "ceiling BA", "ceiling FS", "shipped BA", "shipped FS")  # fmt: skip
+    columns = ("family", "N", "confidence", "draws", "balanced acc (mean ± sd)", "vs ceiling (pp)",
+               "false success (mean ± sd)", "ceiling BA", "ceiling FS", "shipped BA", "shipped FS")  # fmt: skip
     choice = [
         [
             r["family"],
@@ -173,10 +176,11 @@ def markdown(results: list[dict], selection: list[dict], command: str, seeds: in
     return (
         f"## Calibrating the judge on N labelled trajectories of one family ({seeds} draws per N)\n\n"
         f"{tables.reproduce_line(command)}\n\n"
-        f"Band chosen by `choose_band` (cap {DEFAULT_MAX_FALSE_SUCCESS:.0%} false successes, confidence "
-        f"{DEFAULT_CONFIDENCE}) on N train records; scored on the family's dev records. Ceiling: the band chosen on "
-        f"those dev records themselves; shipped: the default band {DEFAULT_PROBABILITY_BAND}.\n\n"
-        + tables.table(columns, rows, align="lrr" + "r" * 7)
+        f"Band chosen by `choose_band` (cap {DEFAULT_MAX_FALSE_SUCCESS:.0%} false successes, at the default "
+        f"confidence {DEFAULT_CONFIDENCE} and at 0.5) on N train records; scored on the family's dev records. "
+        "Ceiling: the band chosen on those dev records themselves; shipped: the default band "
+        f"{DEFAULT_PROBABILITY_BAND}.\n\n"
+        + tables.table(columns, rows, align="lrrr" + "r" * 7)
         + "\n\n### The confidence, chosen on train records (calibrate on N, score the family's other train records)\n\n"
         + tables.table(("family", "N", "confidence", "balanced acc", "false success"), choice, align="lrrrr")
         + "\n"

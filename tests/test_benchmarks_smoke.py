@@ -265,7 +265,8 @@ def test_judge_calibration_sweep_scores_every_family_and_size_from_the_recorded_
     rows = _load("judge_calibration_sweep").main(
         ["--train", train, "--dev", dev, "--seeds", "3", "--write", str(tmp_path)]
     )
-    assert {(r["family"], r["n"]) for r in rows} == {(f, n) for f in ("scienceworld", "twx") for n in (5, 10, 20, 40)}
+    found = {(r["family"], r["n"], r["confidence"]) for r in rows}
+    assert found == {(f, n, c) for f in ("scienceworld", "twx") for n in (5, 10, 20, 40) for c in (0.5, 0.8)}
     for row in rows:  # the ceiling is the band chosen on the dev records, within the cap there
         assert row["ceiling"]["false_success_rate"] <= 0.10
         assert row["draws"] == (1 if row["n"] == 40 else 3)
