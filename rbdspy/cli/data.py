@@ -1,16 +1,20 @@
-"""`rbdspy data ...`: labelled trajectory datasets from real environments (build, stats)."""
+"""`rbdspy data ...`: labelled trajectory datasets from real environments (build, from-bench, stats)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dspy
 import typer
 
 import rbdspy.lm
+from rbdspy.bench.labelled import labelled_from_run
 from rbdspy.cli.common import get_console
 from rbdspy.envs import EnvAgent, build_dataset, make_env
+from rbdspy.envs.dataset import write_records
 from rbdspy.envs.dataset_stats import file_table, overlap, type_table
+from rbdspy.envs.task_sets import open_task_set
 
 data_app = typer.Typer(help="Build labelled trajectory datasets from real environments.", no_args_is_help=True)
 
@@ -82,3 +86,29 @@ def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=Fal
     """Counts per file, split, task type, label and provenance, as Markdown (the datasheet's tables)."""
     table, _ = file_table(files)
     typer.echo(table + "\n\n" + type_table(files) + f"\n\nTask ids found in more than one split: {overlap(files)}")
+
+
+@data_app.command("from-bench")
+def data_from_bench(
+    run: Path = typer.Argument(..., exists=True, file_okay=False, help="A `rbdspy bench` run directory (--out)."),
+    out: Path = typer.Option(..., "--out", help="JSONL to write."),
+    arms: str | None = typer.Option(None, "--arms", help="Comma-separated arms (default: every arm of the run)."),
+    phase: str | None = typer.Option(None, "--phase", help="build | measure (default: both)."),
+):
+    """Write a bench run's trajectories as labelled records: each distinct (task, actions) an arm
+    played, replayed in the run's environment and labelled by it (kind `agent`)."""
+    config_path = run / "config.json"
+    if not config_path.is_file():
+        raise typer.BadParameter(f"{run} holds no benchmark run (no config.json)", param_hint="RUN")
+    if phase not in (None, "build", "measure"):
+        raise typer.BadParameter(f"{phase!r} is not build or measure", param_hint="--phase")
+    config = json.loads(config_path.read_text(encoding="utf-8"))["config"]
+    names = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
+    with open_task_set(config["env"], config.get("task_set", "demo"), config.get("world_seed")) as environment:
+        try:
+            records, skipped = labelled_from_run(run, environment, arms=names, phase=phase)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--arms") from error
+    written = write_records(out, records)
+    left = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())) or "none"
+    get_console().print(f"wrote {written} records to {out} (left out: {left})")
