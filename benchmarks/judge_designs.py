@@ -362,7 +362,7 @@ def common_rows(rows: list[dict]) -> tuple[list[dict], dict[str, int], dict[str,
     `partial_rows` compares it with today's judge on its own records)."""
     keys: dict[str, set[str]] = {}
     partial: dict[str, set[str]] = {}
-    for family in FAMILIES:
+    for family in sorted({r["family"] for r in rows}):  # the records may hold another family too
         per_arm = {
             arm: {r["key"] for r in rows if r["arm"] == arm and r["family"] == family}
             for arm in sorted({r["arm"] for r in rows if r["family"] == family})
@@ -480,12 +480,13 @@ def confidence_sweep(rows: list[dict]) -> str:
         return ""
     lines, chosen = [], []
     for arm in arms:
-        by_family = {f: [r for r in rows if r["arm"] == arm and r["family"] == f] for f in FAMILIES}
+        families = sorted({r["family"] for r in rows})
+        by_family = {f: [r for r in rows if r["arm"] == arm and r["family"] == f] for f in families}
         for family, group in by_family.items():
             for t in SWEEP if group else ():
                 rep = _thresholded(group, t)
                 lines.append([arm, family, f"{t:.2f}", *(tables.pct(rep[rate], 1) for rate in SWEPT_RATES)])
-        for tuned, other in (FAMILIES, FAMILIES[::-1]):
+        for tuned, other in itertools.permutations(families, 2):
             if not by_family[tuned] or not by_family[other]:
                 continue
             reports = [(t, _thresholded(by_family[tuned], t)) for t in SWEEP]
