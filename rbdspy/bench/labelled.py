@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rbdspy.bench.records import arm_path, read_records
+from rbdspy.envs.agent import stop_summary
 from rbdspy.envs.base import TaskRef, play
 from rbdspy.envs.dataset import LabelledTrajectory
 
@@ -27,10 +28,17 @@ def run_arms(run_dir: Path) -> list[str]:
 
 
 def labelled_from_run(
-    run_dir: str | Path, environment, *, arms: Iterable[str] | None = None, phase: str | None = None
+    run_dir: str | Path,
+    environment,
+    *,
+    arms: Iterable[str] | None = None,
+    phase: str | None = None,
+    max_steps: int | None = None,
 ) -> tuple[list[LabelledTrajectory], Counter]:
     """The distinct trajectories of `run_dir`'s arms (all by default; `phase` "build" or
     "measure" keeps that part of the stream), replayed in `environment` and labelled by it.
+    With the run's `max_steps`, each ends with the final answer the agent gave (how it stopped,
+    `EnvAgent`'s summary), so the judge reads it as the bank's judge read it; without, none.
     Returns the records and a count of what was left out and why."""
     run_dir = Path(run_dir)
     names = list(arms) if arms is not None else run_arms(run_dir)
@@ -49,7 +57,7 @@ def labelled_from_run(
                 skipped["duplicate"] += 1
                 continue
             seen.add(key)
-            record = _replayed(environment, row)
+            record = _replayed(environment, row, max_steps)
             if record is None:
                 skipped["not_reproduced"] += 1
             else:
@@ -57,7 +65,7 @@ def labelled_from_run(
     return out, skipped
 
 
-def _replayed(environment, row: dict[str, Any]) -> LabelledTrajectory | None:
+def _replayed(environment, row: dict[str, Any], max_steps: int | None) -> LabelledTrajectory | None:
     actions = list(row.get("actions") or [])
     if not actions:
         return None
@@ -66,8 +74,13 @@ def _replayed(environment, row: dict[str, Any]) -> LabelledTrajectory | None:
     if bool(trajectory.outcome) != bool(row["success"]):
         return None
     digest = hashlib.sha1(f"{row['task_id']}|{chr(30).join(actions)}".encode()).hexdigest()[:32]
+    # The agent stops early only when the environment ends the episode (a win ends it too); its
+    # step count is the record's (a step the LM failed to answer counts, and plays no action).
+    steps = int(row.get("steps") or len(actions))
+    done = bool(trajectory.outcome) or (max_steps is not None and steps < max_steps)
+    final = stop_summary(steps, done, max_steps) if max_steps is not None else None
     return LabelledTrajectory(
-        trajectory=trajectory.model_copy(update={"id": digest, "final_answer": None}),
+        trajectory=trajectory.model_copy(update={"id": digest, "final_answer": final}),
         label="success" if trajectory.outcome else "failure",
         kind="agent",
         env=environment.name,

@@ -96,7 +96,8 @@ def data_from_bench(
     phase: str | None = typer.Option(None, "--phase", help="build | measure (default: both)."),
 ):
     """Write a bench run's trajectories as labelled records: each distinct (task, actions) an arm
-    played, replayed in the run's environment and labelled by it (kind `agent`)."""
+    played, replayed in the run's environment and labelled by it (kind `agent`), ending with the
+    final answer the agent gave, as the bank's judge read it."""
     config_path = run / "config.json"
     if not config_path.is_file():
         raise typer.BadParameter(f"{run} holds no benchmark run (no config.json)", param_hint="RUN")
@@ -106,7 +107,9 @@ def data_from_bench(
     names = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
     with open_task_set(config["env"], config.get("task_set", "demo"), config.get("world_seed")) as environment:
         try:
-            records, skipped = labelled_from_run(run, environment, arms=names, phase=phase)
+            records, skipped = labelled_from_run(
+                run, environment, arms=names, phase=phase, max_steps=config.get("max_steps")
+            )
         except ValueError as error:
             raise typer.BadParameter(str(error), param_hint="--arms") from error
     written = write_records(out, records)

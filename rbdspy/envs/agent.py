@@ -52,6 +52,12 @@ _LOCKS_GUARD = threading.Lock()
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
 
 
+def stop_summary(actions: int, done: bool, max_steps: int) -> str:
+    """The final answer of an EnvAgent trajectory: how it stopped, never the score."""
+    ending = "the environment ended the episode" if done else f"the step limit ({max_steps}) was reached"
+    return f"Stopped after {actions} actions: {ending}."
+
+
 @dataclass(frozen=True)
 class StepEvent:
     """One step of an episode, as `EnvAgent(on_step=...)` reports it right after it happened.
@@ -265,10 +271,7 @@ class _Episode:
         # What the agent itself knows at the end, never the score: the trajectory goes to the
         # bank's judge, which must decide from the observations (the environment's verdict is
         # `outcome` and `metadata["final_score"]`, which the judge does not read).
-        ending = (
-            "the environment ended the episode" if self.done else f"the step limit ({self.agent.max_steps}) was reached"
-        )
-        summary = f"Stopped after {self.actions} actions: {ending}."
+        summary = stop_summary(self.actions, self.done, self.agent.max_steps)
         trajectory = Trajectory(
             task=self.task,
             steps=self.steps,

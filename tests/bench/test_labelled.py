@@ -35,6 +35,15 @@ def test_each_distinct_trajectory_is_replayed_and_labelled_by_the_environment(ru
     assert {r.split for r in build} == {"train"} and build
 
 
+def test_with_the_runs_step_limit_each_ends_as_the_agent_ended_it(run, demo_env):
+    records, _ = labelled_from_run(run, demo_env, max_steps=2)
+    rows = {(r["task_id"], tuple(r["actions"])): r for r in read_records(arm_path(run, "no-memory"))}
+    for record in records:
+        row = rows.get((record.task_id, tuple(record.actions)))
+        if row is not None and not row["success"] and row["steps"] == 2:
+            assert record.trajectory.final_answer == "Stopped after 2 actions: the step limit (2) was reached."
+
+
 def test_an_unknown_arm_is_named(run, demo_env):
     with pytest.raises(ValueError, match="no records of arm 'oracle'"):
         labelled_from_run(run, demo_env, arms=["oracle"])
@@ -46,4 +55,5 @@ def test_the_cli_writes_them(run, tmp_path):
     assert result.exit_code == 0, result.output
     records = load_records(out)
     assert records and all(r.split == "dev" for r in records)
+    assert all(r.trajectory.final_answer.startswith("Stopped after") for r in records)
     assert f"wrote {len(records)} records" in result.output
