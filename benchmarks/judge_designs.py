@@ -59,7 +59,7 @@ from rbdspy.judge.probability import (
     answered_by_question,
     questions,
 )
-from rbdspy.judge.trajectory_text import render_trajectory
+from rbdspy.judge.trajectory_text import as_judged, render_trajectory
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import load_component
 from rbdspy.loop.lm_errors import LMSetupError
@@ -175,7 +175,7 @@ def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> 
     that read it) are among them."""
     if not texts:
         return False
-    trajectory = record.trajectory.model_copy(update={"final_answer": None})
+    trajectory = as_judged(record.trajectory)
     example = dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=record.label)
     by_predictor = judge.question_demos([example])
     if by_predictor is None:
@@ -192,7 +192,7 @@ def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> 
 
 
 def judge_one(arm: Arm, judge: Judge, file: str, record: LabelledTrajectory) -> dict:
-    trajectory = record.trajectory.model_copy(update={"final_answer": None})  # never show the label
+    trajectory = as_judged(record.trajectory)  # never show the label (an agent's own final answer is no label)
     shown = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
     start = time.perf_counter()
     with LmUsage() as usage:
@@ -587,7 +587,7 @@ def estimate(args: argparse.Namespace) -> list[dict]:
         judge = make_judge(arm, args)
         prompt, asked = 0, 0
         for _, record in work:
-            trajectory = record.trajectory.model_copy(update={"final_answer": None})
+            trajectory = as_judged(record.trajectory)
             for signature, inputs in _questions(judge, trajectory):
                 messages = adapter.format(signature, demos=[], inputs=inputs)
                 prompt += estimate_tokens("".join(m["content"] for m in messages))

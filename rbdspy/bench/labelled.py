@@ -20,6 +20,7 @@ from rbdspy.bench.records import arm_path, read_records
 from rbdspy.envs.agent import stop_summary
 from rbdspy.envs.base import TaskRef, play
 from rbdspy.envs.dataset import LabelledTrajectory
+from rbdspy.judge.trajectory_text import AGENT_FINAL_ANSWER
 
 
 def run_arms(run_dir: Path) -> list[str]:
@@ -79,8 +80,9 @@ def _replayed(environment, row: dict[str, Any], max_steps: int | None) -> Labell
     steps = int(row.get("steps") or len(actions))
     done = bool(trajectory.outcome) or (max_steps is not None and steps < max_steps)
     final = stop_summary(steps, done, max_steps) if max_steps is not None else None
+    metadata = {**trajectory.metadata, AGENT_FINAL_ANSWER: final is not None}
     return LabelledTrajectory(
-        trajectory=trajectory.model_copy(update={"id": digest, "final_answer": final}),
+        trajectory=trajectory.model_copy(update={"id": digest, "final_answer": final, "metadata": metadata}),
         label="success" if trajectory.outcome else "failure",
         kind="agent",
         env=environment.name,

@@ -37,6 +37,7 @@ import numpy as np
 from dspy.predict.parameter import Parameter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from rbdspy.judge.trajectory_text import as_judged
 from rbdspy.types import Trajectory
 
 DEFAULT_MAX_FALSE_SUCCESS = 0.10
@@ -273,9 +274,9 @@ def labelled_trajectory(example: Any, index: int) -> tuple[Trajectory, bool]:
     """(the trajectory the judge is shown, whether it was a success) from one calibration
     example: a labelled record (`trajectory` and `label` "success"/"failure", as attributes or
     keys: a dataset record, a dspy.Example, a dict), whose final answer is hidden as `rbdspy
-    eval` hides it (dataset files put the environment's score there); or a Trajectory whose
-    `outcome` is set, judged as the bank judges it. Anything else is a ValueError naming the
-    example and what it lacks."""
+    eval` hides it (dataset files put the environment's score there) unless the agent wrote it
+    (`as_judged`); or a Trajectory whose `outcome` is set, judged as the bank judges it.
+    Anything else is a ValueError naming the example and what it lacks."""
     if isinstance(example, Trajectory):
         if example.outcome is None:
             raise ValueError(f"example {index}: a Trajectory needs its outcome (True/False) to calibrate on")
@@ -297,7 +298,7 @@ def labelled_trajectory(example: Any, index: int) -> tuple[Trajectory, bool]:
         raise ValueError(f"example {index}: its trajectory is not one rbdspy reads ({error})") from error
     if not trajectory.task:
         raise ValueError(f"example {index}: the trajectory has no task (set task on the record or the trajectory)")
-    return trajectory.model_copy(update={"final_answer": None}), _as_success(label, index)
+    return as_judged(trajectory), _as_success(label, index)
 
 
 def is_probability(value: Any) -> bool:

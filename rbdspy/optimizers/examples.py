@@ -11,7 +11,9 @@ feedback, never shown to the program.
 The judge's input drops the trajectory's `final_answer`: trajectories recorded from an
 environment end with the environment's score ("score 100/100", or the agent's
 "... success, score ...") and a judge compiled on that line would learn to read the label
-instead of the evidence. Pass `hide_outcome=False` to keep it.
+instead of the evidence. A final answer the agent wrote itself (how it stopped: what the bank's
+judge reads in the loop, marked in the trajectory's metadata by `rbdspy data from-bench`) is kept
+(`rbdspy.judge.trajectory_text.as_judged`). Pass `hide_outcome=False` to keep any.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 import dspy
 
 from rbdspy.envs.dataset import LabelledTrajectory, load_records
-from rbdspy.judge.trajectory_text import render_trajectory
+from rbdspy.judge.trajectory_text import as_judged, render_trajectory
 from rbdspy.optimizers.literals import action_verbs, trajectory_literals
 from rbdspy.render import as_renderer
 
@@ -169,7 +171,7 @@ def judge_example(
     demos show the right answer."""
     trajectory = record.trajectory
     if hide_outcome:
-        trajectory = trajectory.model_copy(update={"final_answer": None})
+        trajectory = as_judged(trajectory)
     shown = (
         trajectory if keep_steps else render_trajectory(trajectory, trajectory.task, max_chars, as_renderer(renderer))
     )

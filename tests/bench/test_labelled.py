@@ -11,6 +11,7 @@ from rbdspy.bench.labelled import labelled_from_run
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.cli import app
 from rbdspy.envs.dataset import load_records
+from rbdspy.judge.trajectory_text import AGENT_FINAL_ANSWER
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,7 @@ def test_with_the_runs_step_limit_each_ends_as_the_agent_ended_it(run, demo_env)
     rows = {(r["task_id"], tuple(r["actions"])): r for r in read_records(arm_path(run, "no-memory"))}
     for record in records:
         row = rows.get((record.task_id, tuple(record.actions)))
+        assert record.trajectory.metadata[AGENT_FINAL_ANSWER] is True  # the judge is shown it
         if row is not None and not row["success"] and row["steps"] == 2:
             assert record.trajectory.final_answer == "Stopped after 2 actions: the step limit (2) was reached."
 

@@ -252,3 +252,26 @@ def test_calibration_model_round_trips_as_json():
     calibration = calibrated().calibration
     assert Calibration.model_validate_json(calibration.model_dump_json()) == calibration
     assert "calibrated for local/model-a" in calibration.summary()
+
+
+def test_a_final_answer_the_agent_wrote_is_judged_and_any_other_is_hidden():
+    """A dataset's final answer may carry the environment's score and is never shown; one the agent
+    wrote (how it stopped, marked by `rbdspy data from-bench`) is what the loop's judge reads."""
+    from rbdspy.judge.trajectory_text import AGENT_FINAL_ANSWER, as_judged
+
+    lm, _ = signal_lm()
+    dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
+    steps = [Step(role="env", content="A kitchen."), Step(role="agent", content="fill pot")]
+    steps += [Step(role="env", content="Done."), Step(role="agent", content="wait"), Step(role="env", content="Ok.")]
+
+    def labelled(signal, by_agent, label):
+        metadata = {AGENT_FINAL_ANSWER: True} if by_agent else {}
+        trajectory = Trajectory(task="boil water", steps=steps, final_answer=f"signal {signal}", metadata=metadata)
+        return {"trajectory": trajectory, "label": label}
+
+    assert as_judged(labelled(80, False, "success")["trajectory"]).final_answer is None
+    assert as_judged(labelled(80, True, "success")["trajectory"]).final_answer == "signal 80"
+    shown = Judge().calibrate([labelled(10, True, "failure"), labelled(80, True, "success")], bootstrap=0)
+    assert 0.1 < shown.band[1] < 0.8 and shown.balanced_accuracy == 1.0
+    hidden = Judge().calibrate([labelled(10, False, "failure"), labelled(80, False, "success")], bootstrap=0)
+    assert hidden.balanced_accuracy == 0.5  # every trajectory reads alike without its final answer
