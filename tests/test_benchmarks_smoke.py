@@ -273,3 +273,11 @@ def test_judge_calibration_sweep_scores_every_family_and_size_from_the_recorded_
     out = capsys.readouterr().out
     assert f"Reproduce: python -m benchmarks.judge_calibration_sweep --train {train} --dev {dev} --seeds 3" in out
     assert (tmp_path / "sweep.md").read_text().startswith("## Calibrating the judge")
+
+
+def test_judge_house_agent_reads_both_runs_on_the_trajectories_they_share(capsys):
+    hidden, shown = "docs/bench/judge-house-agent-local", "docs/bench/judge-house-agent-local/as-judged"
+    text = _load("judge_house_agent").main(["--hidden", hidden, "--shown", shown])
+    rows = [line for line in text.splitlines() if line.startswith("| hidden") or line.startswith("| shown")]
+    assert len(rows) == 2 and rows[0].split("|")[2] == rows[1].split("|")[2]  # the same wins and losses
+    assert f"Reproduce: python -m benchmarks.judge_house_agent --hidden {hidden} --shown {shown}" in text
