@@ -44,6 +44,7 @@ from typing import NamedTuple
 import dspy
 
 from rbdspy.bench import tables
+from rbdspy.bench.provenance import session_info
 from rbdspy.envs.dataset import LabelledTrajectory, load_records
 from rbdspy.judge.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
@@ -253,11 +254,14 @@ def _check_out(out: Path, args: argparse.Namespace, arms: list[Arm]) -> dict[str
         raise SystemExit(f"{out} holds a run already: pass --resume to continue it, or another --out")
     if config_path.exists():
         saved = json.loads(config_path.read_text())
-        different = sorted(k for k in config if k != "data" and saved.get(k) != config[k])
+        different = sorted(k for k in config if k not in ("data", "sessions") and saved.get(k) != config[k])
         different += [f"data {p}" for p, d in config["data"].items() if saved["data"].get(p, d) != d]
         if different:
             raise SystemExit(f"--resume: {out} was run with other settings ({', '.join(different)}); use another --out")
         config["data"] = saved["data"] | config["data"]
+        config["sessions"] = saved.get("sessions", [])
+    # Which machine, engine build and code judged (llama.cpp's numerics differ between CPUs).
+    config["sessions"] = [*config.get("sessions", []), session_info()]
     saved_arms = json.loads(arms_path.read_text()) if arms_path.exists() else {}
     for arm in arms:
         settings = _arm_settings(arm, args)
