@@ -65,7 +65,12 @@ def load_judge(
     judge = Judge(design=design, renderer=renderer)
     if path is not None and _bank_file(path):
         state = read_prompt_state(path)
-        judge.load_state({k[len(BANK_PREFIX) :]: v for k, v in state.items() if k.startswith(BANK_PREFIX)})
+        try:
+            judge.load_state({k[len(BANK_PREFIX) :]: v for k, v in state.items() if k.startswith(BANK_PREFIX)})
+        except KeyError as error:
+            raise ValueError(
+                f"{path}: its judge has no saved state for {error} (saved with another --design?)"
+            ) from None
         return judge
     own = judge_file(path)
     source = own if own is not None and own.is_file() else PACKAGE_COMPILED_DIR / COMPONENT_FILES["judge"]

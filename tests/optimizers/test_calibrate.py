@@ -99,3 +99,12 @@ def test_the_cli_names_what_is_wrong(data, tmp_path, model, mlflow_store):
     write_records(one_kind, [labelled(80, True), labelled(90, True)])
     wins = invoke("--judge", "--from", one_kind)
     assert wins.exit_code == 2 and "at least one success and one failure" in wins.output
+
+
+def test_a_bank_file_of_another_judge_design_is_named(data, tmp_path, model, mlflow_store, store):
+    agent = dspy.Predict("task, memory -> answer")
+    rbdspy.ReasoningBank(agent, store, judge=rbdspy.Judge(design="rationale"), compiled=None).save(
+        str(tmp_path / "bank.json")
+    )
+    with pytest.raises(ValueError, match="its judge has no saved state for 'last_steps_verdict'"):
+        calibrate_judge([data], path=tmp_path / "bank.json", lm=model)
