@@ -28,7 +28,6 @@ judge takes, with low == high.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -299,7 +298,3 @@ def labelled_trajectory(example: Any, index: int) -> tuple[Trajectory, bool]:
     if not trajectory.task:
         raise ValueError(f"example {index}: the trajectory has no task (set task on the record or the trajectory)")
     return as_judged(trajectory), _as_success(label, index)
-
-
-def is_probability(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0
