@@ -17,7 +17,7 @@ import dspy
 
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
-from rbdspy.lessons.action_record import ROUTE_MEMORIES
+from rbdspy.lessons.action_record import EVERY, ROUTE_MEMORIES, SUCCESSES
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
 from rbdspy.scaling.matts import MaTTS
@@ -64,10 +64,12 @@ def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
 
 
-def _with_action_record(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
+def _with_action_record(
+    build: Callable[[BuildContext], dspy.Module], mode: bool | str = SUCCESSES
+) -> Callable[[BuildContext], dspy.Module]:
     def make(ctx: BuildContext) -> dspy.Module:
         bank = build(ctx)
-        bank.extractor.action_record = True
+        bank.extractor.action_record = mode
         return bank
 
     return make
@@ -131,6 +133,12 @@ ARMS: dict[str, Arm] = {
             "reasoningbank-actions-oracle",
             "reasoningbank-actions with the environment's labels instead of the judge (trust_outcome)",
             _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None, trust_outcome=True)),
+        ),
+        Arm(
+            "reasoningbank-routes",
+            "reasoningbank-actions with every judged episode stored as the actions it took, won or not "
+            "(routes that do not depend on the judge's labels)",
+            _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None), EVERY),
         ),
         Arm(
             "reasoningbank-seeded",
@@ -230,6 +238,7 @@ ARM_SETS: dict[str, list[str]] = {
         "reasoningbank-improved",
         "reasoningbank-actions",
         "reasoningbank-actions-oracle",
+        "reasoningbank-routes",
         "trajectory-memory",
         "workflow-memory",
         "oracle-facts",
@@ -243,6 +252,7 @@ ARM_SETS: dict[str, list[str]] = {
         "reasoningbank-improved",
         "reasoningbank-actions",
         "reasoningbank-actions-oracle",
+        "reasoningbank-routes",
         "reasoningbank-seeded",
         "reasoningbank-oracle",
         "success-only",

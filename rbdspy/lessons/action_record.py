@@ -1,4 +1,4 @@
-"""The action record: what a successful episode did, as a memory item of actions.
+"""The action record: what an episode did, as a memory item of actions.
 
 A small agent acts on a concrete next action, not on prose (calibration on the house stream), and
 on a world that persists the actions that won one task are a map for the next: where the mug was,
@@ -6,6 +6,11 @@ which way the kitchen is. So besides its lessons, a success can be stored as the
 it: those the environment accepted, with moves that the next move undid and immediate repeats
 taken out ("> go north | > take mug | > go south | > put mug on stand"). Written without an LM
 call; the environment agent reads it back as routes (`envs/memory_routes.py`).
+
+A failed episode's actions are a map too: where the agent went and what it took are facts of the
+world whatever the task's outcome, and the route reader only follows moves and the taking of a
+thing, never what was done with it. So a bank may also record every episode (`EVERY`), which
+makes its routes independent of the judge's labels.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajec
 # How many items a bank that writes action records retrieves: a success's lessons and its record
 # are stored under the same task, so they tie in retrieval; 3 serves the record beside them.
 ROUTE_MEMORIES = 3
+
+# What Extractor(action_record=...) records: nothing, successes only, or every judged episode.
+SUCCESSES, EVERY = True, "every"
+ACTION_RECORD_MODES = (False, SUCCESSES, EVERY)
 
 # The roles EnvAgent writes (envs/base.py; importing it from here would load the environments).
 AGENT_ROLE, ENV_ROLE = "agent", "env"
@@ -39,9 +48,17 @@ def accepted_actions(trajectory: Trajectory) -> list[str]:
     return simplify(actions)
 
 
-def action_record(task: str, trajectory: Any) -> Lesson | None:
-    """The memory item of a successful episode's accepted actions; None when it took none. The
-    start is kept when the whole does not fit: a route is read from where every episode starts."""
+def check_mode(mode: Any) -> bool | str:
+    """`mode` if it is one of ACTION_RECORD_MODES, else a ValueError naming the choices."""
+    if not any(mode is m or (isinstance(m, str) and mode == m) for m in ACTION_RECORD_MODES):
+        raise ValueError(f"action_record must be False, True (successes) or {EVERY!r} (every episode); got {mode!r}")
+    return mode
+
+
+def action_record(task: str, trajectory: Any, won: bool = True) -> Lesson | None:
+    """The memory item of an episode's accepted actions (`won`: the episode was judged a
+    success); None when it took none. The start is kept when the whole does not fit: a route is
+    read from where every episode starts."""
     trajectory = Trajectory.coerce(trajectory, task=task)
     actions = accepted_actions(trajectory)
     if not actions:
@@ -50,8 +67,14 @@ def action_record(task: str, trajectory: Any) -> Lesson | None:
     while len(content) > CONTENT_MAX and len(actions) > 1:
         actions = actions[:-1]
         content = format_actions(actions)
+    if won:
+        title, description = (
+            f"Actions that did it: {task}",
+            f"The actions a past episode in this environment won with: {task}",
+        )
+    else:
+        title = f"Actions taken, not won: {task}"
+        description = f"Where a past episode in this environment went and what it took, without winning: {task}"
     return Lesson(
-        title=clip(f"Actions that did it: {task}", TITLE_MAX),
-        description=clip(f"The actions a past episode in this environment won with: {task}", DESCRIPTION_MAX),
-        content=clip(content, CONTENT_MAX),
+        title=clip(title, TITLE_MAX), description=clip(description, DESCRIPTION_MAX), content=clip(content, CONTENT_MAX)
     )

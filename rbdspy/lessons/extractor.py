@@ -7,7 +7,7 @@ from typing import Any
 import dspy
 
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.action_record import action_record
+from rbdspy.lessons.action_record import EVERY, action_record, check_mode
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
@@ -34,7 +34,9 @@ class Extractor(dspy.Module):
     `action_record=True` adds to a success's lessons one item of the actions that won it
     (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
     persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
-    `bank.extractor.action_record = True`.
+    `bank.extractor.action_record = True`. `action_record="every"` records a failed episode's
+    actions as well ("Actions taken, not won: ..."): where it went and what it took still hold in
+    a world that persists, so the routes no longer depend on the judge calling a win a win.
 
     `world_facts=True` tells both extractors that the world persists from task to task, so a
     lesson may also state its facts that the trajectory showed (where a thing is, routes, which
@@ -49,7 +51,7 @@ class Extractor(dspy.Module):
         max_chars: int = 6000,
         *,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
-        action_record: bool = False,
+        action_record: bool | str = False,
         world_facts: bool = False,
     ):
         super().__init__()
@@ -63,6 +65,14 @@ class Extractor(dspy.Module):
             signatures = tuple(sig.with_instructions(f"{sig.instructions}\n\n{WORLD_FACTS_RULE}") for sig in signatures)
         self.success = dspy.Predict(signatures[0])
         self.failure = dspy.Predict(signatures[1])
+
+    @property
+    def action_record(self) -> bool | str:
+        return self._action_record
+
+    @action_record.setter
+    def action_record(self, mode: bool | str) -> None:
+        self._action_record = check_mode(mode)
 
     def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
         """The predictor that distils a trajectory with this verdict; None extracts nothing."""
@@ -83,7 +93,8 @@ class Extractor(dspy.Module):
         pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
         if error is not None:  # malformed LM output writes no memory
             return dspy.Prediction(lessons=[], kind=verdict.label)
-        record = action_record(task, trajectory) if self.action_record and verdict.is_success else None
+        recorded = verdict.is_success if self.action_record is True else self.action_record == EVERY
+        record = action_record(task, trajectory, won=verdict.is_success) if recorded else None
         extra = [record] if record is not None else []
         drafts = getattr(pred, "lessons", None)
         lessons = normalise_lessons(drafts, self.max_lessons) + extra

@@ -153,6 +153,24 @@ def test_matts_scaling_arms_build_the_k_they_name(mode, tmp_path):
         assert (program.k, program.mode) == (k, mode)
 
 
+def test_the_route_arms_record_what_they_name(tmp_path):
+    from rbdspy.bench.arms import BuildContext
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    def mode(name: str):
+        store = MemoryStore(tmp_path / name, HashEmbedder(dim=8))
+        program = ARMS[name].build(
+            BuildContext(agent=dspy.Predict("task, memory -> answer"), store=store, compiled=None)
+        )
+        return program.extractor.action_record, program.learner.trust_outcome
+
+    assert mode("reasoningbank-actions") == (True, False)
+    assert mode("reasoningbank-actions-oracle") == (True, True)
+    assert mode("reasoningbank-routes") == ("every", False)
+    assert mode("reasoningbank-improved") == (False, False)
+
+
 def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):
     out, _, results, records, _ = smoke_run
     bank_rows = records["reasoningbank"]

@@ -1,7 +1,9 @@
-"""The action record: a success's accepted actions as one memory item, written beside the
-extractor's lessons when asked, never on a failure or a failed extraction."""
+"""The action record: an episode's accepted actions as one memory item, written beside the
+extractor's lessons when asked (for successes, or for every episode), never on a failed
+extraction."""
 
 import dspy
+import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.action_text import sequences
@@ -64,8 +66,31 @@ def test_the_extractor_adds_the_record_to_a_success_only_when_asked():
     assert [item.title for item in _lessons("failure", [{"lessons": [LESSON]}], action_record=True)] == ["Fetch first"]
 
 
+def test_every_mode_records_a_failure_as_actions_taken_not_won():
+    items = _lessons("failure", [{"lessons": [LESSON]}], action_record="every")
+    assert [item.title for item in items] == ["Fetch first", "Actions taken, not won: Put the mug on the stand."]
+    assert sequences(f"    Content: {items[1].content}") == [["go north", "take mug", "go south", "put mug on stand"]]
+    won = _lessons("success", [{"lessons": [LESSON]}], action_record="every")
+    assert won[-1].title == "Actions that did it: Put the mug on the stand."
+
+
+def test_an_indeterminate_verdict_records_nothing_even_in_every_mode():
+    assert _lessons("indeterminate", [], action_record="every") == []
+
+
+@pytest.mark.parametrize("mode", ["all", "success", 1, None])
+def test_an_unknown_mode_is_a_clear_error(mode):
+    with pytest.raises(ValueError, match="action_record must be False, True .*'every'"):
+        Extractor(action_record=mode)
+    extractor = Extractor()
+    with pytest.raises(ValueError, match="action_record"):
+        extractor.action_record = mode
+    assert extractor.action_record is False
+
+
 def test_a_failed_extraction_writes_no_record():
     assert _lessons("success", [{"lessons": "not a list"}] * 3, action_record=True) == []
+    assert _lessons("failure", [{"lessons": "not a list"}] * 3, action_record="every") == []
 
 
 class _Won(dspy.Module):
@@ -84,3 +109,21 @@ def test_a_bank_with_the_record_stores_it_beside_its_lessons(store):
     bank(task=WON.task)
     contents = [item.content for item in store.list()]
     assert "> go north | > take mug | > go south | > put mug on stand" in contents
+
+
+class _Lost(dspy.Module):
+    """An agent whose episode is WON's actions, lost."""
+
+    def forward(self, task: str, memory: str = ""):
+        return dspy.Prediction(answer="gave up", trajectory=WON.model_copy(update={"outcome": False}))
+
+
+def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
+    from rbdspy.modules import ReasoningBank
+
+    dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
+    bank = ReasoningBank(agent=_Lost(), store=store, trust_outcome=True, compiled=None)
+    bank.extractor.action_record = "every"
+    bank(task=WON.task)
+    records = [item for item in store.list() if item.title.startswith("Actions taken, not won")]
+    assert [item.content for item in records] == ["> go north | > take mug | > go south | > put mug on stand"]
