@@ -1,5 +1,7 @@
 """Action sequences as text: how a memory item writes the actions of an episode, and how they are
-read back ("> go north | > take mug"), with the moves that undo each other taken out.
+read back ("> go north | > take mug"), with the moves that undo each other taken out; and the
+places an episode saw, each as the moves from the start and the things there
+("Seen: start = book, stand ; go north = fridge, mug").
 
 Pure text, no imports from the rest of rbdspy: the environment agent reads sequences from its
 memory block (`envs/memory_routes.py`) and the extractor writes them (`lessons/action_record.py`).
@@ -60,3 +62,48 @@ def simplify(actions: list[str]) -> list[str]:
         else:
             kept.append(action)
     return kept
+
+
+# The places an episode saw, written after its actions: "... || Seen: start = book, stand ; go
+# north = fridge, mug ; go north then go east = candy bar". No ">" in it, so `sequences` skips it.
+PLACES_MARK = "Seen:"
+_PLACES = re.compile(r"(?:^|\|\|)\s*" + re.escape(PLACES_MARK) + r"\s*(.*?)\s*(?=\|\||$)")
+_START = "start"
+_THEN = " then "
+_THINGS_OF = re.compile(r"^(?:examine|look at)\s+(?:the\s+)?(.+)$")
+
+Place = tuple[list[str], list[str]]  # (the moves from the start, the things seen there)
+
+
+def things_named(admissible: list[str]) -> list[str]:
+    """The things an admissible list lets the agent look at ("examine mug", "look at fridge"), in
+    order, once each: what is in view where the agent is."""
+    found: dict[str, None] = {}
+    for action in admissible or []:
+        match = _THINGS_OF.match(action.strip().lower())
+        if match:
+            found.setdefault(match.group(1).strip(), None)
+    return list(found)
+
+
+def format_places(places: list[Place]) -> str:
+    """`places` as one segment: "Seen: start = book, stand ; go north = fridge, mug"."""
+    entries = [f"{_THEN.join(path) or _START} = {', '.join(things)}" for path, things in places if things]
+    return f"{PLACES_MARK} {' ; '.join(entries)}" if entries else ""
+
+
+def places(memory: str) -> list[list[Place]]:
+    """The places of a memory block, one list per line that holds any, in the block's order."""
+    found = []
+    for line in (memory or "").splitlines():
+        for segment in _PLACES.findall(line):
+            entries = []
+            for entry in segment.split(";"):
+                path, _, things = entry.partition("=")
+                path, things = path.strip().lower(), [t.strip().lower() for t in things.split(",") if t.strip()]
+                moves = [] if path == _START else [m.strip() for m in path.split(_THEN.strip()) if m.strip()]
+                if things and all(move_of(m) for m in moves):
+                    entries.append((moves, things))
+            if entries:
+                found.append(entries)
+    return found

@@ -136,8 +136,8 @@ ARMS: dict[str, Arm] = {
         ),
         Arm(
             "reasoningbank-routes",
-            "reasoningbank-actions with every judged episode stored as the actions it took, won or not "
-            "(routes that do not depend on the judge's labels)",
+            "reasoningbank-actions with every judged episode stored as the actions it took and the places it "
+            "saw, won or not (routes that do not depend on the judge's labels)",
             _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None), EVERY),
         ),
         Arm(

@@ -11,6 +11,8 @@ offered the next step of the route to what its task names:
 2. The route to a thing: the first remembered sequence with an action naming it; the moves and the
    doors opened before that action (from the start, where every episode of the world begins); to
    fetch, that action too ("take loaf of bread"). A move followed by its opposite cancels out.
+   When no action names it, the first remembered place where it was seen ("Seen: go north =
+   fridge, mug", written by `action_record="every"`): the moves from the start to that place.
 3. From where the agent is: back along its own moves to where they left the route, then on along
    the route. Once the agent has taken (or opened) the first thing, the route leads to the second;
    with no second thing, nothing more is suggested.
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from rbdspy.action_text import move_of, opposite, sequences, simplify
+from rbdspy.action_text import Place, move_of, opposite, places, sequences, simplify
 
 _DOORWAY = re.compile(r"^(?:open|unlock)\b")
 _FETCH = re.compile(r"^(?:take|open|unlock)\b")
@@ -53,9 +55,24 @@ def names(action: str, thing: frozenset[str]) -> bool:
     return bool(thing) and thing <= set(_WORDS.findall(action.lower()))
 
 
-def route(memory_sequences: list[list[str]], thing: frozenset[str], fetch: bool) -> list[str] | None:
+def route(
+    memory_sequences: list[list[str]], thing: frozenset[str], fetch: bool, seen: list[list[Place]] | None = None
+) -> list[str] | None:
     """From the start to `thing` (and, to fetch, the action that takes or opens it), as the first
-    sequence naming it remembers; None when no sequence names it."""
+    sequence naming it remembers; else the moves to the first place `seen` lists it in (the
+    taking is left to the agent: whether it is "take X" or "take X from Y" is not remembered);
+    None when nothing names it."""
+    by_action = _route_by_action(memory_sequences, thing, fetch)
+    if by_action is not None or not seen:
+        return by_action
+    for entries in seen:
+        for moves, things in entries:
+            if any(names(t, thing) for t in things):
+                return simplify(list(moves))
+    return None
+
+
+def _route_by_action(memory_sequences: list[list[str]], thing: frozenset[str], fetch: bool) -> list[str] | None:
     for sequence in memory_sequences:
         for index, action in enumerate(sequence):
             if not names(action, thing):
@@ -87,12 +104,13 @@ class RouteSuggester:
 
     def __init__(self, memory: str, task: str):
         self.sequences = sequences(memory)
+        self.seen = places(memory)
         self.things = task_things(task)
         self.moves: list[str] = []  # the agent's moves from the start, simplified
         self.fetched = False
 
     def path(self) -> list[str]:
-        if not self.things or not self.sequences:
+        if not self.things or not (self.sequences or self.seen):
             return []
         if not self.fetched:
             target, fetch = self.things[0], True
@@ -100,7 +118,7 @@ class RouteSuggester:
             target, fetch = self.things[-1], False
         else:
             return []
-        way = route(self.sequences, target, fetch)
+        way = route(self.sequences, target, fetch, self.seen)
         if way is None:
             return []
         return join(self.moves, way)

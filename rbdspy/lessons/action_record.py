@@ -10,14 +10,17 @@ call; the environment agent reads it back as routes (`envs/memory_routes.py`).
 A failed episode's actions are a map too: where the agent went and what it took are facts of the
 world whatever the task's outcome, and the route reader only follows moves and the taking of a
 thing, never what was done with it. So a bank may also record every episode (`EVERY`), which
-makes its routes independent of the judge's labels.
+makes its routes independent of the judge's labels. Such a record also lists the places the
+episode saw, each as the moves from the start and the things in view there ("Seen: start =
+book, stand ; go north = fridge, mug"; from the `things` EnvAgent notes on each observation):
+a thing the agent only walked past is a route for the next task that names it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.action_text import format_actions, simplify
+from rbdspy.action_text import Place, format_actions, format_places, move_of, simplify
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajectory
 
@@ -48,6 +51,38 @@ def accepted_actions(trajectory: Trajectory) -> list[str]:
     return simplify(actions)
 
 
+def seen_places(trajectory: Trajectory) -> list[Place]:
+    """Where the episode went, each place once: the moves from the start (undone moves taken out)
+    and the things first seen there (at the arrival, or when something opened there showed
+    them), in the order seen. A thing is listed once, where it was first seen: one carried on
+    shows up in view again further on."""
+    listed: set[str] = set()
+    found: dict[tuple[str, ...], list[str]] = {}
+    path: list[str] = []
+    pending: str | None = None
+    for step in trajectory.steps:
+        if step.role == AGENT_ROLE:
+            pending = step.content.strip().lower()
+            continue
+        if step.role != ENV_ROLE:
+            continue
+        meta = step.metadata or {}
+        if pending is not None:
+            if meta.get("valid", True) is False:
+                pending = None
+                continue
+            if move_of(pending):
+                path = simplify(path + [pending])
+            elif not pending.startswith("open "):
+                pending = None
+                continue  # taking, dropping, ...: what is in view now includes what is carried
+        new = [t for t in meta.get("things", []) if t not in listed]
+        listed.update(new)
+        found.setdefault(tuple(path), []).extend(new)
+        pending = None
+    return [(list(path), things) for path, things in found.items() if things]
+
+
 def check_mode(mode: Any) -> bool | str:
     """`mode` if it is one of ACTION_RECORD_MODES, else a ValueError naming the choices."""
     if not any(mode is m or (isinstance(m, str) and mode == m) for m in ACTION_RECORD_MODES):
@@ -55,18 +90,28 @@ def check_mode(mode: Any) -> bool | str:
     return mode
 
 
-def action_record(task: str, trajectory: Any, won: bool = True) -> Lesson | None:
+def _content(actions: list[str], places: list[Place]) -> str:
+    seen = format_places(places)
+    return " || ".join(part for part in (format_actions(actions), seen) if part)
+
+
+def action_record(task: str, trajectory: Any, won: bool = True, places: bool = False) -> Lesson | None:
     """The memory item of an episode's accepted actions (`won`: the episode was judged a
-    success); None when it took none. The start is kept when the whole does not fit: a route is
-    read from where every episode starts."""
+    success), with the places it saw when `places`; None when it took no action and saw no
+    place. The start is kept when the whole does not fit: a route is read from where every
+    episode starts (actions are shortened first, then the places seen last are dropped)."""
     trajectory = Trajectory.coerce(trajectory, task=task)
     actions = accepted_actions(trajectory)
-    if not actions:
+    where = seen_places(trajectory) if places else []
+    if not actions and not where:
         return None
-    content = format_actions(actions)
+    content = _content(actions, where)
     while len(content) > CONTENT_MAX and len(actions) > 1:
         actions = actions[:-1]
-        content = format_actions(actions)
+        content = _content(actions, where)
+    while len(content) > CONTENT_MAX and len(where) > 1:
+        where = where[:-1]
+        content = _content(actions, where)
     if won:
         title, description = (
             f"Actions that did it: {task}",

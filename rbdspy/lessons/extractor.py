@@ -35,8 +35,9 @@ class Extractor(dspy.Module):
     (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
     persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
     `bank.extractor.action_record = True`. `action_record="every"` records a failed episode's
-    actions as well ("Actions taken, not won: ..."): where it went and what it took still hold in
-    a world that persists, so the routes no longer depend on the judge calling a win a win.
+    actions as well ("Actions taken, not won: ..."), and in every record the places the episode
+    saw and the things in view there: where it went and what it saw still hold in a world that
+    persists, so the routes no longer depend on the judge calling a win a win.
 
     `world_facts=True` tells both extractors that the world persists from task to task, so a
     lesson may also state its facts that the trajectory showed (where a thing is, routes, which
@@ -93,8 +94,9 @@ class Extractor(dspy.Module):
         pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
         if error is not None:  # malformed LM output writes no memory
             return dspy.Prediction(lessons=[], kind=verdict.label)
-        recorded = verdict.is_success if self.action_record is True else self.action_record == EVERY
-        record = action_record(task, trajectory, won=verdict.is_success) if recorded else None
+        every = self.action_record == EVERY
+        recorded = every or (self.action_record is True and verdict.is_success)
+        record = action_record(task, trajectory, won=verdict.is_success, places=every) if recorded else None
         extra = [record] if record is not None else []
         drafts = getattr(pred, "lessons", None)
         lessons = normalise_lessons(drafts, self.max_lessons) + extra

@@ -172,3 +172,72 @@ def test_out_of_sight_memory_still_suggests_but_is_not_in_the_prompt(house):
         prompt = lm.history[0]["messages"][-1]["content"]
         assert f"[Memory suggests: {quest.walkthrough[0]}]" in prompt
         assert ("<<<MEMORY" in prompt) is shown
+
+
+SEEN = (
+    "> take book from armchair || "
+    "Seen: start = book, armchair, stand ; go north = fridge, mug ; go north then go east = candy bar"
+)
+
+
+def test_places_are_written_and_read_back_beside_the_actions():
+    from rbdspy.action_text import format_places, places
+
+    seen = places(_block(SEEN))
+    assert seen == [
+        [
+            ([], ["book", "armchair", "stand"]),
+            (["go north"], ["fridge", "mug"]),
+            (["go north", "go east"], ["candy bar"]),
+        ]
+    ]
+    assert format_places(seen[0]) == SEEN.split(" || ")[1]
+    assert sequences(_block(SEEN)) == [["take book from armchair"]]  # the places hold no actions
+    # an observation in trajectory memory is not a place, nor is a path that is not all moves
+    assert places(_block("> go west -> Seen: a pantry.", "Seen: take mug = mug")) == []
+
+
+def test_a_thing_no_action_names_is_routed_to_where_it_was_seen():
+    from rbdspy.action_text import places
+
+    seen = places(_block(SEEN))
+    assert route([], frozenset({"candy", "bar"}), fetch=True, seen=seen) == ["go north", "go east"]
+    assert route([], frozenset({"fridge"}), fetch=False, seen=seen) == ["go north"]
+    assert route([], frozenset({"stand"}), fetch=False, seen=seen) == []  # at the start
+    assert route([], frozenset({"apple"}), fetch=True, seen=seen) is None
+    # an action naming the thing comes first: it also says how it was taken
+    assert route([["go west", "take mug"]], frozenset({"mug"}), fetch=True, seen=seen) == ["go west", "take mug"]
+
+
+def test_the_suggester_fetches_then_brings_to_a_place_seen():
+    suggester = RouteSuggester(_block(SEEN), "Put the mug on the stand.")
+    assert suggester.suggest(["go north", "take book from armchair"]) == "go north"
+    suggester.played("go north", valid=True)
+    assert suggester.suggest(["take mug", "go south"]) is None  # there: taking it is the agent's own step
+    suggester.played("take mug", valid=True)
+    assert suggester.suggest(["go south", "go east"]) == "go south"
+
+
+def test_the_places_an_agent_saw_are_true_of_the_world(house):
+    """An episode played through EnvAgent notes what is in view; the record's places, followed
+    from a fresh start of any quest of the world, lead to where each thing listed can be looked at."""
+    import dspy
+
+    from rbdspy.action_text import places
+    from rbdspy.lessons.action_record import action_record
+
+    quests = [house.quest(t.id) for t in house.tasks("train") + house.tasks("dev")]
+    wander = [a for q in quests for a in q.walkthrough] + [f"go {d}" for d in ("north", "east", "south", "west") * 2]
+    played = quests[0]
+    with dspy.context(lm=DummyLM([{"action": a} for a in wander])):
+        pred = EnvAgent(house, max_steps=len(wander))(task=played.objective, task_id=house.tasks("train")[0].id)
+    record = action_record(played.objective, pred.trajectory, won=False, places=True)
+    seen = places(_block(record.content))[0]
+    assert seen[0][0] == [] and len(seen) >= 2, record.content
+    other = house.tasks("dev")[-1].id
+    for moves, things in seen:
+        house.reset(other)
+        for move in moves:
+            assert house.step(move).valid, (moves, record.content)
+        in_view = {a.lower() for a in house.admissible_actions()}
+        assert all(f"examine {t}" in in_view for t in things), (moves, things, sorted(in_view))

@@ -127,3 +127,56 @@ def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
     bank(task=WON.task)
     records = [item for item in store.list() if item.title.startswith("Actions taken, not won")]
     assert [item.content for item in records] == ["> go north | > take mug | > go south | > put mug on stand"]
+
+
+def _seen_episode() -> Trajectory:
+    def env(things, valid=True):
+        return Step(role="env", content="...", metadata={"valid": valid, "things": things})
+
+    steps = [Step(role="env", content="A hall.", metadata={"things": ["book", "armchair"]})]
+    for action, reply in (
+        ("take book", env(["book", "armchair"])),  # carried from here on: listed once, at the hall
+        ("go north", env(["book", "fridge"])),
+        ("open fridge", env(["book", "fridge", "milk"])),  # opening shows what was inside
+        ("go south", env(["book", "armchair"])),
+        ("go east", env(["lamp"], valid=False)),  # refused: no place
+        ("go west", env(["book", "mop"])),
+        ("drop book", env(["book", "mop"])),
+    ):
+        steps += [Step(role="agent", content=action), reply]
+    return Trajectory(task="Put the milk on the armchair.", steps=steps, outcome=False)
+
+
+def test_seen_places_list_each_thing_once_where_it_was_first_seen():
+    from rbdspy.lessons.action_record import seen_places
+
+    assert seen_places(_seen_episode()) == [
+        ([], ["book", "armchair"]),
+        (["go north"], ["fridge", "milk"]),
+        (["go west"], ["mop"]),
+    ]
+    assert seen_places(WON) == []  # no observation noted what was in view
+
+
+def test_an_every_record_holds_the_actions_and_the_places_and_keeps_its_start():
+    from rbdspy.action_text import places
+
+    record = action_record("t", _seen_episode(), won=False, places=True)
+    assert record.content == (
+        "> take book | > go north | > open fridge | > go south | > go west | > drop book || "
+        "Seen: start = book, armchair ; go north = fridge, milk ; go west = mop"
+    )
+    assert sequences(record.content)[0][0] == "take book" and len(places(record.content)[0]) == 3
+    many = _seen_episode().model_copy(deep=True)
+    many.steps[0].metadata["things"] = [f"thing number {i}" for i in range(120)]
+    trimmed = action_record("t", many, won=False, places=True)
+    assert len(trimmed.content) <= CONTENT_MAX
+    assert trimmed.content.startswith("> take book ||") and "thing number 0," in trimmed.content
+
+
+def test_the_extractor_in_every_mode_writes_the_places_and_only_there():
+    dspy.configure(lm=DummyLM([{"lessons": [LESSON]}] * 2))
+    every = Extractor(action_record="every")(task="t", trajectory=_seen_episode(), verdict="failure").lessons
+    assert "Seen: start = book, armchair" in every[-1].content
+    won = Extractor(action_record=True)(task="t", trajectory=_seen_episode(), verdict="success").lessons
+    assert "Seen:" not in won[-1].content
