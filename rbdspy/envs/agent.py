@@ -33,9 +33,17 @@ from typing import Any
 
 import dspy
 
-from rbdspy.action_text import things_named
 from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_line, status_of, task_action
-from rbdspy.envs.base import AGENT_ROLE, ENV_ROLE, ERROR_ROLE, Environment, StepResult, TaskRef, trajectory_metadata
+from rbdspy.envs.base import (
+    AGENT_ROLE,
+    ENV_ROLE,
+    ERROR_ROLE,
+    Environment,
+    StepResult,
+    TaskRef,
+    things_in_view,
+    trajectory_metadata,
+)
 from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
 from rbdspy.loop.lm_errors import raise_if_setup_error
@@ -51,13 +59,6 @@ MAX_ADMISSIBLE_SHOWN = 70
 _PREFIXES = ("action:", "next action:", "> ")
 _LOCKS_GUARD = threading.Lock()
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
-
-
-def _things_here(admissible: list[str] | None) -> dict[str, list[str]]:
-    """An observation step's record of what was in view (`things`: read by the action record's
-    places); nothing when the environment lists no admissible actions."""
-    things = things_named(admissible or [])
-    return {"things": things} if things else {}
 
 
 def stop_summary(actions: int, done: bool, max_steps: int) -> str:
@@ -164,7 +165,7 @@ class _Episode:
         if self.agent.suggest:  # routes to what the environment's own description names
             self.suggester = RouteSuggester(self.memory, description or self.task)
         self.observation, self.admissible = first.text, first.admissible
-        self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=_things_here(first.admissible)))
+        self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible)))
         self.note_status()
 
     def note_status(self) -> None:
@@ -243,7 +244,7 @@ class _Episode:
             Step(
                 role=ENV_ROLE,
                 content=result.observation,
-                metadata={"score": result.score, "valid": result.valid, **_things_here(result.admissible)},
+                metadata={"score": result.score, "valid": result.valid, **things_in_view(result.admissible)},
             )
         )
         self.window.append((action, result.observation))

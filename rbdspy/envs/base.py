@@ -19,6 +19,7 @@ from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rbdspy.action_text import things_named
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]
@@ -258,28 +259,50 @@ def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) 
     }
 
 
-def play(env: Environment, task: TaskRef | str, actions: Sequence[str], *, stop_at_done: bool = True) -> Trajectory:
+def things_in_view(admissible: Sequence[str] | None) -> dict[str, list[str]]:
+    """An observation step's note of what is in view (`things`, the objects of its `examine` /
+    `look at` actions; the action record's places are read from it); nothing when the environment
+    listed no such action."""
+    things = things_named(list(admissible or []))
+    return {"things": things} if things else {}
+
+
+def play(
+    env: Environment,
+    task: TaskRef | str,
+    actions: Sequence[str],
+    *,
+    stop_at_done: bool = True,
+    things: bool = False,
+) -> Trajectory:
     """Replays `actions` from a fresh reset of `task` and returns the Trajectory with the
     environment's ground-truth `outcome`.
 
     Steps alternate role "env" (observations, starting with the initial one) and "agent"
     (actions). With `stop_at_done` the replay stops when the environment says the episode is
-    over, so the trajectory holds only the actions that were actually played.
+    over, so the trajectory holds only the actions that were actually played. With `things`
+    each observation notes what is in view as EnvAgent does (`things_in_view`; it asks the
+    environment for its admissible actions, which is slow on ScienceWorld).
     """
     ref = TaskRef.parse(task) if isinstance(task, str) else task
-    first = env.reset(ref, admissible=False)
-    steps = [Step(role=ENV_ROLE, content=first.text)]
+    first = env.reset(ref, admissible=things)
+    steps = [Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible) if things else {})]
     played = 0
     done = False
     for action in actions:
         if done and stop_at_done:
             break
-        result = env.step(action, admissible=False)
+        result = env.step(action, admissible=things)
         played += 1
         done = result.done
+        seen = things_in_view(result.admissible) if things else {}
         steps.append(Step(role=AGENT_ROLE, content=action))
         steps.append(
-            Step(role=ENV_ROLE, content=result.observation, metadata={"score": result.score, "valid": result.valid})
+            Step(
+                role=ENV_ROLE,
+                content=result.observation,
+                metadata={"score": result.score, "valid": result.valid, **seen},
+            )
         )
     return Trajectory(
         task=first.task_description,
