@@ -107,3 +107,24 @@ def places(memory: str) -> list[list[Place]]:
             if entries:
                 found.append(entries)
     return found
+
+
+# The world a record's actions and places hold in, written first ("[in textworld/1] > go north |
+# ..."): a route is read only from records of the world the agent is in, or from unscoped ones.
+_SCOPE = re.compile(r"\[in ([^\]\s]+)\]")
+
+
+def scoped(scope: str | None) -> str:
+    """The marker that opens a record of world `scope` ("[in textworld/1] "); "" for none."""
+    return f"[in {scope}] " if scope else ""
+
+
+def in_scope(memory: str, scope: str | None) -> str:
+    """The lines of `memory` whose record holds where the agent is: unscoped lines, and scoped
+    ones of `scope` (with no `scope` known, only unscoped lines)."""
+    kept = []
+    for line in (memory or "").splitlines():
+        marker = _SCOPE.search(line)
+        if marker is None or marker.group(1) == scope:
+            kept.append(line)
+    return "\n".join(kept)

@@ -163,7 +163,8 @@ class _Episode:
             self.prompt_task = description
         self.task = self.task or description
         if self.agent.suggest:  # routes to what the environment's own description names
-            self.suggester = RouteSuggester(self.memory, description or self.task)
+            scope = f"{self.ref.env}/{self.ref.task_type}"
+            self.suggester = RouteSuggester(self.memory, description or self.task, scope)
         self.observation, self.admissible = first.text, first.admissible
         self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible)))
         self.note_status()

@@ -13,6 +13,7 @@ offered the next step of the route to what its task names:
    fetch, that action too ("take loaf of bread"). A move followed by its opposite cancels out.
    When no action names it, the first remembered place where it was seen ("Seen: go north =
    fridge, mug", written by `action_record="every"`): the moves from the start to that place.
+   A record that names its world ("[in textworld/1] ...") is read only in that world.
 3. From where the agent is: back along its own moves to where they left the route, then on along
    the route. Once the agent has taken (or opened) the first thing, the route leads to the second;
    with no second thing, nothing more is suggested.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from rbdspy.action_text import Place, move_of, opposite, places, sequences, simplify
+from rbdspy.action_text import Place, in_scope, move_of, opposite, places, sequences, simplify
 
 _DOORWAY = re.compile(r"^(?:open|unlock)\b")
 _FETCH = re.compile(r"^(?:take|open|unlock)\b")
@@ -102,7 +103,8 @@ def join(moves: list[str], way: list[str]) -> list[str]:
 class RouteSuggester:
     """The next step towards what the task names, read from the memory's action sequences."""
 
-    def __init__(self, memory: str, task: str):
+    def __init__(self, memory: str, task: str, scope: str | None = None):
+        memory = in_scope(memory, scope)  # a record of another world's ways is no way here
         self.sequences = sequences(memory)
         self.seen = places(memory)
         self.things = task_things(task)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.action_text import Place, format_actions, format_places, move_of, simplify
+from rbdspy.action_text import Place, format_actions, format_places, move_of, scoped, simplify
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajectory
 
@@ -90,28 +90,37 @@ def check_mode(mode: Any) -> bool | str:
     return mode
 
 
-def _content(actions: list[str], places: list[Place]) -> str:
+def scope_of(trajectory: Trajectory) -> str | None:
+    """The world an episode was played in, as its task id names it ("textworld/1": the
+    environment and the task type, which is the world of a house or the family of a task)."""
+    env, world = trajectory.metadata.get("env"), trajectory.metadata.get("task_type")
+    return f"{env}/{world}" if env and world else None
+
+
+def _content(actions: list[str], places: list[Place], scope: str | None) -> str:
     seen = format_places(places)
-    return " || ".join(part for part in (format_actions(actions), seen) if part)
+    return scoped(scope) + " || ".join(part for part in (format_actions(actions), seen) if part)
 
 
 def action_record(task: str, trajectory: Any, won: bool = True, places: bool = False) -> Lesson | None:
     """The memory item of an episode's accepted actions (`won`: the episode was judged a
-    success), with the places it saw when `places`; None when it took no action and saw no
-    place. The start is kept when the whole does not fit: a route is read from where every
-    episode starts (actions are shortened first, then the places seen last are dropped)."""
+    success), with the places it saw and, first, the world it was played in (`scope_of`) when
+    `places`; None when it took no action and saw no place. The start is kept when the whole
+    does not fit: a route is read from where every episode starts (actions are shortened first,
+    then the places seen last are dropped)."""
     trajectory = Trajectory.coerce(trajectory, task=task)
     actions = accepted_actions(trajectory)
     where = seen_places(trajectory) if places else []
     if not actions and not where:
         return None
-    content = _content(actions, where)
+    scope = scope_of(trajectory) if places else None
+    content = _content(actions, where, scope)
     while len(content) > CONTENT_MAX and len(actions) > 1:
         actions = actions[:-1]
-        content = _content(actions, where)
+        content = _content(actions, where, scope)
     while len(content) > CONTENT_MAX and len(where) > 1:
         where = where[:-1]
-        content = _content(actions, where)
+        content = _content(actions, where, scope)
     if won:
         title, description = (
             f"Actions that did it: {task}",

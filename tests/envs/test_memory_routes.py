@@ -232,6 +232,7 @@ def test_the_places_an_agent_saw_are_true_of_the_world(house):
     with dspy.context(lm=DummyLM([{"action": a} for a in wander])):
         pred = EnvAgent(house, max_steps=len(wander))(task=played.objective, task_id=house.tasks("train")[0].id)
     record = action_record(played.objective, pred.trajectory, won=False, places=True)
+    assert record.content.startswith("[in textworld/3] "), record.content  # the world it holds in
     seen = places(_block(record.content))[0]
     assert seen[0][0] == [] and len(seen) >= 2, record.content
     other = house.tasks("dev")[-1].id
@@ -241,3 +242,15 @@ def test_the_places_an_agent_saw_are_true_of_the_world(house):
             assert house.step(move).valid, (moves, record.content)
         in_view = {a.lower() for a in house.admissible_actions()}
         assert all(f"examine {t}" in in_view for t in things), (moves, things, sorted(in_view))
+
+
+def test_a_record_of_another_world_offers_no_way():
+    from rbdspy.action_text import in_scope, scoped
+
+    here, there = scoped("textworld/1") + SEEN, scoped("textworld/2") + "> go west | > take mug"
+    block = _block(there, here, MUG_AND_STAND)
+    assert sequences(in_scope(block, "textworld/1")) == [["take book from armchair"], MUG_AND_STAND[2:].split(" | > ")]
+    assert in_scope(block, None).count("Content:") == 1  # only the unscoped record
+    suggester = RouteSuggester(block, "Put the mug on the stand.", scope="textworld/1")
+    assert suggester.suggest(["go north", "go west"]) == "go north"  # not world 2's "go west"
+    assert RouteSuggester(_block(there), "Take the mug.", scope="textworld/1").suggest(["go west"]) is None

@@ -174,6 +174,18 @@ def test_an_every_record_holds_the_actions_and_the_places_and_keeps_its_start():
     assert trimmed.content.startswith("> take book ||") and "thing number 0," in trimmed.content
 
 
+def test_an_every_record_names_the_world_it_was_played_in():
+    from rbdspy.action_text import in_scope
+    from rbdspy.lessons.action_record import scope_of
+
+    episode = _seen_episode().model_copy(update={"metadata": {"env": "textworld", "task_type": "7"}})
+    assert scope_of(episode) == "textworld/7" and scope_of(_seen_episode()) is None
+    record = action_record("t", episode, won=False, places=True)
+    assert record.content.startswith("[in textworld/7] > take book |")
+    assert in_scope(record.content, "textworld/7") == record.content and in_scope(record.content, "textworld/8") == ""
+    assert not action_record("t", episode).content.startswith("[in")  # a success-only record stays as it was
+
+
 def test_the_extractor_in_every_mode_writes_the_places_and_only_there():
     dspy.configure(lm=DummyLM([{"lessons": [LESSON]}] * 2))
     every = Extractor(action_record="every")(task="t", trajectory=_seen_episode(), verdict="failure").lessons
