@@ -41,7 +41,7 @@ from rbdspy.envs import EnvAgent
 from rbdspy.envs import agent as agent_module
 from rbdspy.envs.agent_loop import agent_options
 from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
-from rbdspy.lessons.action_record import ROUTE_MEMORIES
+from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES
 from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
@@ -437,10 +437,12 @@ def run_demo(
         bank = ReasoningBank(
             agent=agent,
             store=store,
-            k=k if k is not None else (ROUTE_MEMORIES if house else 1),
+            k=k if k is not None else (PLACE_MEMORIES if house else 1),
             trust_outcome=trusted,
         )
-        bank.extractor.action_record = house
+        # In the house, every episode is stored as where it went and what it saw: a later quest
+        # is offered the way to its thing even when no earlier one won.
+        bank.extractor.action_record = EVERY if house else False
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         with live:
             for number, task_id in enumerate(task_ids, 1):

@@ -1,6 +1,6 @@
 """`rbdspy demo` in a persistent (small) TextWorld world, on a scripted LM: the quests fetch the
-same thing, the first one's win is stored as its actions, and the next quest is offered that way
-as a suggestion, which the printout marks when the agent plays it."""
+same thing, the first one's episode is stored as its actions and the places it saw, and the next
+quest is offered that way as a suggestion, which the printout marks when the agent plays it."""
 
 import io
 
@@ -75,7 +75,8 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     assert "not asked: the environment's outcome (success) labels the task" in out
     assert "labelled by the environment's outcome (no judge asked)" in " ".join(out.split())
     with MemoryStore(tmp_path / "bank") as store:
-        assert any(item.content.startswith(f"> {first[0]}") for item in store.list())
+        records = [item.content for item in store.list() if item.content.startswith("[in textworld/3] >")]
+    assert records[0].startswith(f"[in textworld/3] > {first[0]}") and " || Seen: start = " in records[0]
 
 
 def test_a_step_line_marks_only_a_played_suggestion_and_fits_the_width():

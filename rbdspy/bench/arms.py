@@ -17,18 +17,13 @@ import dspy
 
 from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
-from rbdspy.lessons.action_record import EVERY, ROUTE_MEMORIES, SUCCESSES
+from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES, ROUTE_MEMORIES, SUCCESSES
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
 from rbdspy.scaling.matts import MaTTS
 
 BASELINE = "no-memory"
-# Records served per task by the arm that remembers places: a map is about the world, not the
-# task, so the way to a thing is often in the record of a dissimilar quest. On world 1's build
-# quests the bare agent's own records held a way with a move to the task's first thing for 7
-# quests at k=3 and 10 at k=6 or more (to its second thing: 1, 4, 5 at k=10)
-# (benchmarks/route_coverage.py); with `routes` the block is not in the agent's prompt.
-PLACE_MEMORIES = 10
+
 # The bare agent again, to be played in another session or on another machine (--resume adds it):
 # how often it agrees with no-memory is the noise floor of every paired difference.
 REPLAY = "no-memory-replay"

@@ -28,6 +28,13 @@ from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajec
 # are stored under the same task, so they tie in retrieval; 3 serves the record beside them.
 ROUTE_MEMORIES = 3
 
+# How many a bank that records every episode's places retrieves: a map is about the world, not
+# the task, so the way to a thing is often in the record of a dissimilar quest. On world 1's build
+# quests the bare agent's own records held a way with a move to the task's first thing for 7
+# quests at k=3 and 10 at k=6 or more (to its second thing: 1, 4, 5 at k=10)
+# (benchmarks/route_coverage.py); the routes agent does not show the block in its prompt.
+PLACE_MEMORIES = 10
+
 # What Extractor(action_record=...) records: nothing, successes only, or every judged episode.
 SUCCESSES, EVERY = True, "every"
 ACTION_RECORD_MODES = (False, SUCCESSES, EVERY)
