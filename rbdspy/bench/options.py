@@ -79,6 +79,10 @@ class BenchOptions(Options):
     """The world a house stream is played in (env textworld only; default the environment's)."""
     agent: str = "plain"
     """The EnvAgent variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`)."""
+    pause_arms: str | list[str] | None = None
+    """With `resume`: arms of the run not played this session (a comma list or a list). They keep
+    their records, each arm is reported over the tasks it played, and a later resume without them
+    paused plays them on from where they stopped. The baseline (no-memory) cannot be paused."""
     calibrate_on_build: bool = False
     """Arms labelled by the probability judge learn from the environment's labels on the build
     tasks, where the judge scores each trajectory once; at the first measured task the judge's

@@ -28,7 +28,7 @@ import dspy
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from rbdspy.bench.arms import ARMS, parse_arms
+from rbdspy.bench.arms import ARMS, BASELINE, parse_arms
 from rbdspy.bench.executors import ArmJob, make_executor
 from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_record  # noqa: F401  (public here too)
@@ -87,9 +87,27 @@ class BenchConfig:
     calibrate_on_build: bool = False  # judge-labelled arms: the band placed on the build tasks
 
 
-def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) -> list[BenchTask]:
-    """The stream to play: the stored one on resume (after checking the settings match), a new
-    one otherwise. Refuses to mix a new run into a directory that holds one."""
+def _paused(spec: str | list[str] | None, config: BenchConfig, resume: bool) -> list[str]:
+    """The arms `spec` names to pause this session, checked against the run's arms."""
+    names = [a.strip() for a in (spec.split(",") if isinstance(spec, str) else spec or []) if a.strip()]
+    if not names:
+        return []
+    if not resume:
+        raise ValueError("--pause-arms applies to a resumed run (--resume): a new run plays every arm it names")
+    unknown = [a for a in names if a not in config.arms]
+    if unknown:
+        raise ValueError(f"--pause-arms: {', '.join(unknown)} not among the run's arms ({', '.join(config.arms)})")
+    if BASELINE in names:
+        raise ValueError(f"--pause-arms: {BASELINE} is what every arm is compared with on each task; it plays on")
+    return names
+
+
+def _prepare_dir(
+    out_dir: Path, config: BenchConfig, resume: bool, environment, pause: str | list[str] | None = None
+) -> tuple[list[BenchTask], list[str]]:
+    """The stream to play and the arms paused this session (`pause`, checked): the stored stream
+    on resume (after checking the settings match), a new one otherwise. Refuses to mix a new run
+    into a directory that holds one."""
     config_path = out_dir / "config.json"
     if config_path.is_file():
         saved = json.loads(config_path.read_text(encoding="utf-8"))
@@ -106,11 +124,13 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
             raise ValueError(f"cannot resume {out_dir} with different settings ({detail})")
         # Resuming may add arms; the results cover every arm the run has played.
         config.arms = list(dict.fromkeys(saved["config"]["arms"] + config.arms))
+        paused = _paused(pause, config, resume)
         saved["config"]["arms"] = config.arms
         saved["resumed_at"] = datetime.now(UTC).isoformat()
-        saved.setdefault("sessions", []).append(session_info())
+        saved.setdefault("sessions", []).append(session_info() | ({"paused_arms": paused} if paused else {}))
         config_path.write_text(json.dumps(saved, indent=2), encoding="utf-8")
-        return stream_from_dicts(saved["stream"])
+        return stream_from_dicts(saved["stream"]), paused
+    _paused(pause, config, resume)  # a new run pauses nothing
     stream = build_stream(
         environment,
         config.n_tasks,
@@ -127,7 +147,7 @@ def _prepare_dir(out_dir: Path, config: BenchConfig, resume: bool, environment) 
         "sessions": [session_info()],
     }
     config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
-    return stream
+    return stream, []
 
 
 def _seed_records(config: BenchConfig, stream: list[BenchTask]) -> list:
@@ -199,7 +219,7 @@ def run_bench(
     world = {"world_seed": o.world_seed} if o.world_seed is not None else {}
     environment = environment if environment is not None else open_task_set(env, o.task_set, **world)
     try:
-        stream = _prepare_dir(out_dir, config, o.resume, environment)
+        stream, paused = _prepare_dir(out_dir, config, o.resume, environment, o.pause_arms)
         seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None
         progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -228,9 +248,13 @@ def run_bench(
                 o.calibrate_on_build,
             )
             for name in config.arms
+            if name not in paused
         ]
         with progress:
             records = runner.run_arms(jobs, lm, embedder, environment, progress)
+        # A paused arm is reported over the tasks it played before.
+        records |= {name: rows for name in paused if (rows := read_records(arm_path(out_dir, name)))}
+        records = {name: records[name] for name in config.arms if name in records}
     finally:
         if owned:
             environment.close()

@@ -61,6 +61,12 @@ def bench(
         "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
         "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four).",
     ),
+    pause_arms: str | None = typer.Option(
+        None,
+        "--pause-arms",
+        help="With --resume: arms of the run not played this session (comma list); they keep their records, "
+        "are reported over the tasks they played, and a later resume plays them on.",
+    ),
     calibrate_on_build: bool = typer.Option(
         False,
         "--calibrate-on-build",
@@ -154,6 +160,7 @@ def bench(
         world_seed=world_seed,
         agent=agent,
         calibrate_on_build=calibrate_on_build,
+        pause_arms=pause_arms,
     )
     try:
         # Every field as a keyword: run_bench takes either, and one that stands in for it (a test) sees each setting.

@@ -93,3 +93,38 @@ def test_a_run_in_progress_is_reported_from_its_records_so_far(demo_env, tmp_pat
 def test_reporting_needs_a_run_with_records(tmp_path):
     with pytest.raises(FileNotFoundError, match="no config.json"):
         report_run(tmp_path)
+
+
+def test_a_paused_arm_keeps_its_records_and_plays_on_when_no_longer_paused(demo_env, tmp_path, hash_embedder):
+    out = tmp_path / "run"
+    _run(demo_env, out, hash_embedder)
+    _cut(arm_path(out, "reasoningbank"), 2)
+    _cut(arm_path(out, "no-memory"), 2)
+    counter = CallCounter()
+    dspy.configure(callbacks=[counter.as_callback()])
+    paused = _run(demo_env, out, hash_embedder, resume=True, pause_arms="reasoningbank")
+    assert counter.calls == 2 * STEPS  # only no-memory played its 2 missing tasks
+    assert [r["index"] for r in read_records(arm_path(out, "reasoningbank"))] == [0, 1]
+    assert paused["arms"]["reasoningbank"]["n_tasks"] == 2 and paused["arms"]["no-memory"]["n_tasks"] == N
+    sessions = json.loads((out / "config.json").read_text())["sessions"]
+    assert sessions[-1]["paused_arms"] == ["reasoningbank"] and "paused_arms" not in sessions[0]
+
+    resumed = _run(demo_env, out, hash_embedder, resume=True)
+    assert [r["index"] for r in read_records(arm_path(out, "reasoningbank"))] == list(range(N))
+    assert resumed["arms"]["reasoningbank"]["n_tasks"] == N
+
+
+@pytest.mark.parametrize(
+    ("pause", "resume", "message"),
+    [
+        ("no-memory", True, "no-memory is what every arm is compared with"),
+        ("reasoningbank,success-only", True, "success-only not among the run's arms"),
+        ("reasoningbank", False, "applies to a resumed run"),
+    ],
+)
+def test_pausing_what_cannot_be_paused_is_a_clear_error(demo_env, tmp_path, hash_embedder, pause, resume, message):
+    out = tmp_path / "run"
+    if resume:
+        _run(demo_env, out, hash_embedder)
+    with pytest.raises(ValueError, match=message):
+        _run(demo_env, out, hash_embedder, resume=resume, pause_arms=pause)
