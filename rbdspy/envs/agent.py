@@ -43,6 +43,7 @@ from rbdspy.envs.base import (
     TaskRef,
     things_in_view,
     trajectory_metadata,
+    world_of,
 )
 from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
@@ -163,7 +164,7 @@ class _Episode:
             self.prompt_task = description
         self.task = self.task or description
         if self.agent.suggest:  # routes to what the environment's own description names
-            scope = f"{self.ref.env}/{self.ref.task_type}"
+            scope = world_of(self.agent.env, self.ref)
             self.suggester = RouteSuggester(self.memory, description or self.task, scope)
         self.observation, self.admissible = first.text, first.admissible
         self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible)))

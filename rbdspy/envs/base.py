@@ -150,6 +150,11 @@ class EnvironmentBase:
     def _load_for_description(self, ref: TaskRef) -> None:  # pragma: no cover - adapters override
         raise NotImplementedError
 
+    def world_of(self, task: TaskRef | str) -> str | None:
+        """The persistent world `task` is played in, where every episode starts in the same place
+        ("textworld/1"), or None: the tasks share no world an episode's places hold in."""
+        return None
+
     def describe(self, task: TaskRef | str) -> str:
         """The task's natural-language description (cached; a first call loads the task, which
         ends any episode in progress)."""
@@ -245,8 +250,16 @@ def actions_of(trajectory: Trajectory) -> list[str]:
     return [s.content for s in trajectory.steps if s.role == AGENT_ROLE]
 
 
+def world_of(env: Environment, task: TaskRef) -> str | None:
+    """`env.world_of(task)` for an environment that has it, else None."""
+    method = getattr(env, "world_of", None)
+    return method(task) if callable(method) else None
+
+
 def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) -> dict:
+    world = world_of(env, task)
     return {
+        **({"world": world} if world else {}),
         "env": env.name,
         "task_id": task.id,
         "task_type": task.task_type,

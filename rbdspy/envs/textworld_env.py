@@ -138,6 +138,10 @@ class TextWorldHouses(EnvironmentBase):
         ref = self._task(task)
         return self.catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
 
+    def world_of(self, task: TaskRef | str) -> str:
+        """Every quest of a world starts from its state in its start room: "textworld/<seed>"."""
+        return f"{NAME}/{self._task(task).task_type}"
+
     def oracle_items(self, task: TaskRef | str) -> list[dict[str, str]]:
         """The world's map and where every object and key is, as memory items (the ceiling for
         fact memory)."""

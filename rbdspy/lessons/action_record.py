@@ -10,7 +10,8 @@ call; the environment agent reads it back as routes (`envs/memory_routes.py`).
 A failed episode's actions are a map too: where the agent went and what it took are facts of the
 world whatever the task's outcome, and the route reader only follows moves and the taking of a
 thing, never what was done with it. So a bank may also record every episode (`EVERY`), which
-makes its routes independent of the judge's labels. Such a record also lists the places the
+makes its routes independent of the judge's labels, in a world that persists (the environment's
+`world_of`; elsewhere only successes are recorded). Such a record also lists the places the
 episode saw, each as the moves from the start and the things in view there ("Seen: start =
 book, stand ; go north = fridge, mug"; from the `things` EnvAgent notes on each observation):
 a thing the agent only walked past is a route for the next task that names it.
@@ -98,10 +99,9 @@ def check_mode(mode: Any) -> bool | str:
 
 
 def scope_of(trajectory: Trajectory) -> str | None:
-    """The world an episode was played in, as its task id names it ("textworld/1": the
-    environment and the task type, which is the world of a house or the family of a task)."""
-    env, world = trajectory.metadata.get("env"), trajectory.metadata.get("task_type")
-    return f"{env}/{world}" if env and world else None
+    """The persistent world an episode was played in ("textworld/1", as the environment's
+    `world_of` names it in the trajectory's metadata); None when it names none."""
+    return trajectory.metadata.get("world") or None
 
 
 def _content(actions: list[str], places: list[Place], scope: str | None) -> str:
@@ -112,15 +112,18 @@ def _content(actions: list[str], places: list[Place], scope: str | None) -> str:
 def action_record(task: str, trajectory: Any, won: bool = True, places: bool = False) -> Lesson | None:
     """The memory item of an episode's accepted actions (`won`: the episode was judged a
     success), with the places it saw and, first, the world it was played in (`scope_of`) when
-    `places`; None when it took no action and saw no place. The start is kept when the whole
-    does not fit: a route is read from where every episode starts (actions are shortened first,
-    then the places seen last are dropped)."""
+    `places` and the episode names its world. None when it took no action and saw no place,
+    and for a lost episode with `places` in no world that persists (its way leads nowhere). The
+    start is kept when the whole does not fit: a route is read from where every episode starts
+    (actions are shortened first, then the places seen last are dropped)."""
     trajectory = Trajectory.coerce(trajectory, task=task)
+    scope = scope_of(trajectory) if places else None
+    if places and scope is None and not won:
+        return None  # a lost episode is a map only of a world that persists
     actions = accepted_actions(trajectory)
-    where = seen_places(trajectory) if places else []
+    where = seen_places(trajectory) if scope else []
     if not actions and not where:
         return None
-    scope = scope_of(trajectory) if places else None
     content = _content(actions, where, scope)
     while len(content) > CONTENT_MAX and len(actions) > 1:
         actions = actions[:-1]

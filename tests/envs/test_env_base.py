@@ -132,3 +132,13 @@ def test_interleave_round_robins_over_types_up_to_the_limit():
         ("a", 2),
     ]
     assert [(r.task_type, r.variation) for r in interleave(groups, limit=4)] == [("a", 0), ("b", 0), ("c", 0), ("a", 1)]
+
+
+def test_an_environment_names_no_persistent_world_unless_it_has_one():
+    from rbdspy.envs.base import trajectory_metadata, world_of
+
+    env = _CountingEnv()
+    ref = TaskRef.parse("counting/a/dev/0")
+    assert env.world_of(ref) is None and world_of(object(), ref) is None
+    env.score = 0.0
+    assert "world" not in trajectory_metadata(env, ref, 0)

@@ -130,6 +130,9 @@ def test_the_shuffled_stream_plays_every_task_in_a_world_of_its_own(cache):
         assert len(facts) == len(refs)  # different worlds, not one world renamed
         for ref in refs:
             assert play(env, ref, env.gold_path(ref)).outcome is True
+        # each task names its own world, so what one teaches about places is read in no other
+        assert len({env.world_of(r) for r in refs}) == len(refs)
+        assert play(env, refs[0], []).metadata["world"] == f"textworld/{seeds[0]}"
     finally:
         env.close()
 

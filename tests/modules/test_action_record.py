@@ -19,6 +19,11 @@ def _episode(*turns: tuple[str, bool]) -> Trajectory:
     return Trajectory(task="Put the mug on the stand.", steps=steps, outcome=True)
 
 
+def _in_world(trajectory: Trajectory, world: str = "textworld/7") -> Trajectory:
+    """`trajectory` as played in a persistent world (what EnvAgent notes from `env.world_of`)."""
+    return trajectory.model_copy(update={"metadata": {**trajectory.metadata, "world": world}})
+
+
 WON = _episode(
     ("go north", True),
     ("go south", True),
@@ -51,9 +56,9 @@ def test_a_long_record_keeps_its_start():
     assert record.content.startswith("> take thing number 0 | > take thing number 1 |")
 
 
-def _lessons(verdict: str, answers: list, **options) -> list:
+def _lessons(verdict: str, answers: list, trajectory: Trajectory = WON, **options) -> list:
     dspy.configure(lm=DummyLM(answers))
-    return Extractor(**options)(task=WON.task, trajectory=WON, verdict=verdict).lessons
+    return Extractor(**options)(task=trajectory.task, trajectory=trajectory, verdict=verdict).lessons
 
 
 LESSON = {"title": "Fetch first", "description": "When a task moves a thing.", "content": "Take it, then go."}
@@ -67,11 +72,18 @@ def test_the_extractor_adds_the_record_to_a_success_only_when_asked():
 
 
 def test_every_mode_records_a_failure_as_actions_taken_not_won():
-    items = _lessons("failure", [{"lessons": [LESSON]}], action_record="every")
+    items = _lessons("failure", [{"lessons": [LESSON]}], _in_world(WON), action_record="every")
     assert [item.title for item in items] == ["Fetch first", "Actions taken, not won: Put the mug on the stand."]
     assert sequences(f"    Content: {items[1].content}") == [["go north", "take mug", "go south", "put mug on stand"]]
-    won = _lessons("success", [{"lessons": [LESSON]}], action_record="every")
+    won = _lessons("success", [{"lessons": [LESSON]}], _in_world(WON), action_record="every")
     assert won[-1].title == "Actions that did it: Put the mug on the stand."
+
+
+def test_outside_a_world_that_persists_every_mode_records_successes_only():
+    lost = _lessons("failure", [{"lessons": [LESSON]}], WON, action_record="every")
+    assert [item.title for item in lost] == ["Fetch first"]  # its way would lead nowhere next time
+    won = _lessons("success", [{"lessons": [LESSON]}], WON, action_record="every")
+    assert won[-1].content == "> go north | > take mug | > go south | > put mug on stand"  # no places, no world
 
 
 def test_an_indeterminate_verdict_records_nothing_even_in_every_mode():
@@ -115,7 +127,7 @@ class _Lost(dspy.Module):
     """An agent whose episode is WON's actions, lost."""
 
     def forward(self, task: str, memory: str = ""):
-        return dspy.Prediction(answer="gave up", trajectory=WON.model_copy(update={"outcome": False}))
+        return dspy.Prediction(answer="gave up", trajectory=_in_world(WON).model_copy(update={"outcome": False}))
 
 
 def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
@@ -126,7 +138,9 @@ def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
     bank.extractor.action_record = "every"
     bank(task=WON.task)
     records = [item for item in store.list() if item.title.startswith("Actions taken, not won")]
-    assert [item.content for item in records] == ["> go north | > take mug | > go south | > put mug on stand"]
+    assert [item.content for item in records] == [
+        "[in textworld/7] > go north | > take mug | > go south | > put mug on stand"
+    ]
 
 
 def _seen_episode() -> Trajectory:
@@ -144,7 +158,9 @@ def _seen_episode() -> Trajectory:
         ("drop book", env(["book", "mop"])),
     ):
         steps += [Step(role="agent", content=action), reply]
-    return Trajectory(task="Put the milk on the armchair.", steps=steps, outcome=False)
+    return Trajectory(
+        task="Put the milk on the armchair.", steps=steps, outcome=False, metadata={"world": "textworld/7"}
+    )
 
 
 def test_seen_places_list_each_thing_once_where_it_was_first_seen():
@@ -163,7 +179,7 @@ def test_an_every_record_holds_the_actions_and_the_places_and_keeps_its_start():
 
     record = action_record("t", _seen_episode(), won=False, places=True)
     assert record.content == (
-        "> take book | > go north | > open fridge | > go south | > go west | > drop book || "
+        "[in textworld/7] > take book | > go north | > open fridge | > go south | > go west | > drop book || "
         "Seen: start = book, armchair ; go north = fridge, milk ; go west = mop"
     )
     assert sequences(record.content)[0][0] == "take book" and len(places(record.content)[0]) == 3
@@ -171,15 +187,15 @@ def test_an_every_record_holds_the_actions_and_the_places_and_keeps_its_start():
     many.steps[0].metadata["things"] = [f"thing number {i}" for i in range(120)]
     trimmed = action_record("t", many, won=False, places=True)
     assert len(trimmed.content) <= CONTENT_MAX
-    assert trimmed.content.startswith("> take book ||") and "thing number 0," in trimmed.content
+    assert trimmed.content.startswith("[in textworld/7] > take book ||") and "thing number 0," in trimmed.content
 
 
 def test_an_every_record_names_the_world_it_was_played_in():
     from rbdspy.action_text import in_scope
     from rbdspy.lessons.action_record import scope_of
 
-    episode = _seen_episode().model_copy(update={"metadata": {"env": "textworld", "task_type": "7"}})
-    assert scope_of(episode) == "textworld/7" and scope_of(_seen_episode()) is None
+    episode = _seen_episode()
+    assert scope_of(episode) == "textworld/7" and scope_of(WON) is None
     record = action_record("t", episode, won=False, places=True)
     assert record.content.startswith("[in textworld/7] > take book |")
     assert in_scope(record.content, "textworld/7") == record.content and in_scope(record.content, "textworld/8") == ""
