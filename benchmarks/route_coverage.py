@@ -71,7 +71,7 @@ def coverage(run: Path, arm: str, ks: list[int], embedder, environment=None) -> 
                 tasks += 1
                 query = np.asarray(embedder([text]))[0]
                 for design, flags in DESIGNS.items():
-                    kept = [r for r in records if r[2] == flags and r[1]]
+                    kept = [r for r in records if r[2] == flags]
                     order = sorted(kept, key=lambda r: -float(np.dot(query, r[3])))
                     for k in ks:
                         block = format_memory_block(

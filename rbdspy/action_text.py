@@ -10,6 +10,7 @@ memory block (`envs/memory_routes.py`) and the extractor writes them (`lessons/a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # An action in a memory item written as an action sequence: "> go west | > take apple" (the
 # action record, the gold-exemplar control) or "> go west -> You are in ... | > take apple -> ..."
@@ -75,7 +76,7 @@ _THINGS_OF = re.compile(r"^(?:examine|look at)\s+(?:the\s+)?(.+)$")
 Place = tuple[list[str], list[str]]  # (the moves from the start, the things seen there)
 
 
-def things_named(admissible: list[str]) -> list[str]:
+def things_named(admissible: Iterable[str] | None) -> list[str]:
     """The things an admissible list lets the agent look at ("examine mug", "look at fridge"), in
     order, once each: what is in view where the agent is."""
     found: dict[str, None] = {}

@@ -276,7 +276,7 @@ def things_in_view(admissible: Sequence[str] | None) -> dict[str, list[str]]:
     """An observation step's note of what is in view (`things`, the objects of its `examine` /
     `look at` actions; the action record's places are read from it); nothing when the environment
     listed no such action."""
-    things = things_named(list(admissible or []))
+    things = things_named(admissible)
     return {"things": things} if things else {}
 
 
