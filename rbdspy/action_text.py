@@ -67,8 +67,9 @@ def simplify(actions: list[str]) -> list[str]:
 
 # The places an episode saw, written after its actions: "... || Seen: start = book, stand ; go
 # north = fridge, mug ; go north then go east = candy bar". No ">" in it, so `sequences` skips it.
+# A record with no action accepted holds only its places, after its world marker: "[in w] Seen: ...".
 PLACES_MARK = "Seen:"
-_PLACES = re.compile(r"(?:^|\|\|)\s*" + re.escape(PLACES_MARK) + r"\s*(.*?)\s*(?=\|\||$)")
+_PLACES = re.compile(r"(?:^|\|\||\])\s*" + re.escape(PLACES_MARK) + r"\s*(.*?)\s*(?=\|\||$)")
 _START = "start"
 _THEN = " then "
 _THINGS_OF = re.compile(r"^(?:examine|look at)\s+(?:the\s+)?(.+)$")
@@ -118,6 +119,17 @@ _SCOPE = re.compile(r"\[in ([^\]\s]+)\]")
 def scoped(scope: str | None) -> str:
     """The marker that opens a record of world `scope` ("[in textworld/1] "); "" for none."""
     return f"[in {scope}] " if scope else ""
+
+
+# What a record holds besides prose: its world marker, its actions ("> go north", with what the
+# environment said, "-> ...", in trajectory memory) and its places.
+_RECORD_PARTS = re.compile(r"\[in [^\]\s]+\]|" + re.escape(PLACES_MARK) + r"[^\n]*?(?=\|\||\n|$)|>[^|\n]*")
+
+
+def prose_of(text: str) -> str:
+    """`text` without its records' world markers, actions and places, each replaced by a line
+    break: what is left is what a lesson says in words."""
+    return _RECORD_PARTS.sub("\n", text or "")
 
 
 def in_scope(memory: str, scope: str | None) -> str:

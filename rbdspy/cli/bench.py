@@ -11,6 +11,7 @@ import rbdspy.bench
 from rbdspy.bench import BenchOptions, parse_arms, report_run
 from rbdspy.bench.arms import ARM_SETS
 from rbdspy.bench.executors import EXECUTORS
+from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
 from rbdspy.cli.common import EmbedderOpt, LmOpt, check_env, get_console, models
 from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
 from rbdspy.ray_support import NotPicklableError, RayMissingError
@@ -83,6 +84,12 @@ def bench(
     report_only: bool = typer.Option(
         False, "--report-only", help="Write the reports of the run in --out from its records so far; play nothing."
     ),
+    recheck_truth: bool = typer.Option(
+        False,
+        "--recheck-truth",
+        help="With --report-only: check the truth of the lessons the run wrote again, with this version's checker "
+        "(persistent worlds), before reporting.",
+    ),
     executor: str = typer.Option(
         "local",
         "--executor",
@@ -129,10 +136,14 @@ def bench(
         raise typer.BadParameter(str(error), param_hint="--arms") from error
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
+    if recheck_truth and not report_only:
+        raise typer.BadParameter("applies to --report-only only", param_hint="--recheck-truth")
     if report_only:
         if out is None:
             raise typer.BadParameter("--report-only needs --out, the directory of a run", param_hint="--report-only")
         try:
+            if recheck_truth:
+                recheck_run_truth(out)
             report_run(out, console=console)
         except (FileNotFoundError, ValueError) as error:
             raise typer.BadParameter(str(error), param_hint="--out") from error

@@ -78,6 +78,7 @@ def test_bench_command_defaults_and_smoke(captured):
         (["--env", "atari"], "atari"),
         (["--resume"], "--resume needs --out"),
         (["--report-only"], "--report-only needs --out"),
+        (["--recheck-truth"], "applies to --report-only only"),
     ],
 )
 def test_bench_command_refuses_bad_options(captured, argv, hint):

@@ -155,3 +155,23 @@ def test_lessons_written_on_a_house_stream_are_checked_for_truth(house, tmp_path
     assert written and all(w["truth"] == {"claims": 0, "true": 0} for w in written)  # a strategy states no fact
     truth = results["memory"]["reasoningbank"]["lesson_truth"]
     assert truth == {"items": len(written), "stating_facts": 0, "all_true": 0, "claims": 0, "true_claims": 0}
+
+
+def test_an_every_episode_record_states_true_places_and_its_truth_can_be_checked_again(house, tmp_path, hash_embedder):
+    from rbdspy.bench.truth_recheck import recheck_truth
+
+    out = tmp_path / "routes-run"
+    quiet_bench(house, out, hash_embedder, "reasoningbank-routes", task_set="house", n_tasks=2, max_steps=2)
+    path = out / "arms" / "reasoningbank-routes.jsonl"
+    played = [json.loads(line) for line in path.read_text().splitlines()]
+    truths = [w["truth"] for r in played for w in r["written"]]
+    # Each episode's record lists the things seen where it went: claims, all true of the world.
+    assert any(t["claims"] for t in truths) and all(t["true"] == t["claims"] for t in truths)
+    tampered = [{**r, "written": [{**w, "truth": {"claims": 99, "true": 0}} for w in r["written"]]} for r in played]
+    path.write_text("".join(json.dumps(r) + "\n" for r in tampered))
+    assert recheck_truth(out, environment=house) == {"reasoningbank-routes": len(truths)}
+    rechecked = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [w["truth"] for r in rechecked for w in r["written"]] == truths
+    assert [{**r, "written": None} for r in rechecked] == [{**r, "written": None} for r in played]  # nothing else moves
+    with pytest.raises(FileNotFoundError, match="no benchmark run"):
+        recheck_truth(tmp_path / "nothing-here", environment=house)

@@ -195,6 +195,8 @@ def test_places_are_written_and_read_back_beside_the_actions():
     assert sequences(_block(SEEN)) == [["take book from armchair"]]  # the places hold no actions
     # an observation in trajectory memory is not a place, nor is a path that is not all moves
     assert places(_block("> go west -> Seen: a pantry.", "Seen: take mug = mug")) == []
+    # an episode with no action accepted is recorded as its places only, after its world marker
+    assert places("[in textworld/3] Seen: start = keycard, safe") == [[([], ["keycard", "safe"])]]
 
 
 def test_a_thing_no_action_names_is_routed_to_where_it_was_seen():

@@ -76,3 +76,51 @@ def test_a_real_world_checks_its_own_oracle_facts_true(tmp_path):
     other = next(r for r in facts.rooms if r != room)
     assert lesson_truth(f"The {thing} is in the {room}.", facts) == {"claims": 1, "true": 1}
     assert lesson_truth(f"The {thing} is in the {other}.", facts) == {"claims": 1, "true": 0}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Put the berry in the canteen.",  # a task quoted: asked for, not stated
+        "The agent took the berry from the table and put it in the box.",  # what was done
+        "The task was to put the berry in the canteen.",
+        "Make sure the box is not empty before you put the berry in it.",
+        "The berry is not in the canteen.",  # a negation is not read as a claim
+        "Try to identify the type of box and the passkey you need to unlock it.",
+    ],
+)
+def test_tasks_actions_and_vague_sentences_are_not_claims(text):
+    assert claims(text, FACTS) == []
+
+
+@pytest.mark.parametrize(
+    "text, kind, true",
+    [
+        ("In the canteen there is a berry.", "place", True),
+        ("The berry can be found in the vault.", "place", False),
+        ("The box contains the cake scented passkey.", "place", True),
+        ("Use the passkey to unlock the hatch.", "key", True),
+        ("Unlock the box with the passkey.", "key", False),
+        ("The agent unlocked the box using the cake_scented passkey.", "key", True),
+    ],
+)
+def test_claims_stated_in_other_words_are_checked(text, kind, true):
+    [claim] = claims(text, FACTS)
+    assert (claim.kind, claim.true) == (kind, true)
+
+
+def test_an_action_record_is_checked_by_its_places_not_its_actions():
+    record = (
+        "Actions taken, not won: Put the berry in the box. [in textworld/1] > go north | > take berry | "
+        "> go south | > unlock hatch with passkey || Seen: start = table ; go north = berry ; "
+        "go west = box, cake scented passkey, hatch door"
+    )
+    found = claims(record, FACTS)
+    assert [(c.text, c.true) for c in found] == [
+        ("start = table", True),
+        ("go north = berry", True),
+        ("go west = box", True),
+        ("go west = cake scented passkey", True),
+    ]  # "hatch door" is no thing of this world; the actions and the quoted task claim nothing
+    wrong = claims("[in textworld/1] > go east || Seen: go north = box ; go east = berry", FACTS)
+    assert [(c.text, c.true) for c in wrong] == [("go north = box", False), ("go east = berry", False)]

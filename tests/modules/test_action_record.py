@@ -6,7 +6,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.action_text import sequences
+from rbdspy.action_text import prose_of, sequences
 from rbdspy.lessons.action_record import accepted_actions, action_record
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import CONTENT_MAX, Step, Trajectory
@@ -208,3 +208,14 @@ def test_the_extractor_in_every_mode_writes_the_places_and_only_there():
     assert "Seen: start = book, armchair" in every[-1].content
     won = Extractor(action_record=True)(task="t", trajectory=_seen_episode(), verdict="success").lessons
     assert "Seen:" not in won[-1].content
+
+
+def test_prose_of_a_record_keeps_its_words_and_drops_marker_actions_and_places():
+    record = action_record("Eat the book.", _seen_episode(), won=False, places=True)
+    text = f"{record.title}. {record.description}. {record.content}"
+    prose = prose_of(text)
+    assert "Eat the book" in prose and "Actions taken, not won" in prose
+    assert not any(part in prose for part in ("[in", ">", "Seen:", "take book"))
+    assert prose_of("Open doors first.") == "Open doors first."
+    trajectory_line = "> go north -> You are in the canteen. | > take berry -> Taken."
+    assert prose_of(trajectory_line).strip(" \n|") == ""
