@@ -90,10 +90,10 @@ def _key_stated(sentence: str, spans: dict[str, tuple[int, int]], key: str, lock
 def _stated(sentence: str, spans: dict[str, tuple[int, int]], thing: str, where: str) -> bool:
     """Whether the sentence states that `thing` is at `where` (rather than asking for it, or
     telling what was done with it)."""
-    (_, thing_end), (where_start, where_end) = spans[thing], spans[where]
+    (thing_start, thing_end), (where_start, where_end) = spans[thing], spans[where]
     if thing_end <= where_start:
         return bool(_THING_THEN_PLACE.match(sentence[thing_end:where_start]))
-    return bool(_PLACE_THEN_THING.match(sentence[where_end : spans[thing][0]]))
+    return bool(_PLACE_THEN_THING.match(sentence[where_end:thing_start]))
 
 
 def _route(sentence: str, rooms: list[str], facts: HouseFacts) -> bool | None:
