@@ -43,6 +43,13 @@ FACTS = HouseFacts(
         ("From the studio, go east to reach the vault", "route", False),
         ("The passkey unlocks the hatch", "key", True),
         ("The cake scented passkey opens the hatch", "key", False),
+        # the same relations stated in other words
+        ("In the canteen there is a berry.", "place", True),
+        ("The berry can be found in the vault.", "place", False),
+        ("The box contains the cake scented passkey.", "place", True),
+        ("Use the passkey to unlock the hatch.", "key", True),
+        ("Unlock the box with the passkey.", "key", False),
+        ("The agent unlocked the box using the cake_scented passkey.", "key", True),
     ],
 )
 def test_each_kind_of_claim_is_checked_against_the_world(text, kind, true):
@@ -91,22 +98,6 @@ def test_a_real_world_checks_its_own_oracle_facts_true(tmp_path):
 )
 def test_tasks_actions_and_vague_sentences_are_not_claims(text):
     assert claims(text, FACTS) == []
-
-
-@pytest.mark.parametrize(
-    "text, kind, true",
-    [
-        ("In the canteen there is a berry.", "place", True),
-        ("The berry can be found in the vault.", "place", False),
-        ("The box contains the cake scented passkey.", "place", True),
-        ("Use the passkey to unlock the hatch.", "key", True),
-        ("Unlock the box with the passkey.", "key", False),
-        ("The agent unlocked the box using the cake_scented passkey.", "key", True),
-    ],
-)
-def test_claims_stated_in_other_words_are_checked(text, kind, true):
-    [claim] = claims(text, FACTS)
-    assert (claim.kind, claim.true) == (kind, true)
 
 
 def test_an_action_record_is_checked_by_its_places_not_its_actions():
