@@ -151,13 +151,16 @@ def test_retired_items_do_not_crowd_out_live_ones(store):
     assert [m.title for m in MemoryRetriever(store)(task=TEMPLATE).memories] == ["Live"]
 
 
+class NamedLikeMiniLM(HashEmbedder):
+    """An embedder under the name of the one whose floor was measured."""
+
+    def __init__(self):
+        super().__init__(dim=64)
+        self.name = "sentence-transformers/all-MiniLM-L6-v2"
+
+
 def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
     from rbdspy.loop.retriever import MEASURED_FLOORS
-
-    class NamedLikeMiniLM(HashEmbedder):
-        def __init__(self):
-            super().__init__(dim=64)
-            self.name = "sentence-transformers/all-MiniLM-L6-v2"
 
     with MemoryStore(tmp_path / "minilm", embedder=NamedLikeMiniLM()) as measured:
         assert MemoryRetriever(measured, min_similarity="auto").floor == MEASURED_FLOORS[measured.embedder.name]
@@ -168,11 +171,6 @@ def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
 
 def test_auto_k_and_floor_serve_a_task_in_a_world_that_persists_more_and_without_a_floor(tmp_path):
     from rbdspy.loop.retriever import DEFAULT_K, MEASURED_FLOORS, WORLD_K
-
-    class NamedLikeMiniLM(HashEmbedder):
-        def __init__(self):
-            super().__init__(dim=64)
-            self.name = "sentence-transformers/all-MiniLM-L6-v2"
 
     with MemoryStore(tmp_path / "bank", embedder=NamedLikeMiniLM()) as store:
         store.add([_item(f"Route {i}", f"fetch object number {i} from room {i}") for i in range(WORLD_K + 2)])
