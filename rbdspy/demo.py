@@ -403,10 +403,10 @@ def run_demo(
     then a block per task).
 
     `k` is how many memories each task retrieves (default: the bank's, 10 in the house, whose
-    episodes are also stored as where they went and what they saw, else 1). `trust_outcome` labels each task with the
-    environment's outcome instead of the judge (default: in the house, whose score is ground
-    truth; elsewhere the judge labels, as on a task with no ground truth). `matts` "parallel" or
-    "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
+    episodes are also stored as where they went and what they saw, else 1). `trust_outcome`
+    labels each task with the environment's outcome instead of the judge (default: in the house,
+    whose score is ground truth; elsewhere the judge labels, as on a task with no ground truth).
+    `matts` "parallel" or "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
     refinement passes); "none" plays each task once. A task whose agent raised is recorded with
     `error` set (its verdict "not judged") and the stream goes on; a missing or unusable LM
     (`LMSetupError`) and errors of the bank itself still raise."""
