@@ -39,11 +39,10 @@ from rich.text import Text
 
 from rbdspy.envs import EnvAgent
 from rbdspy.envs import agent as agent_module
-from rbdspy.envs.agent_loop import agent_options
 from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
-from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES
 from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.loop.retriever import AUTO
 from rbdspy.memory import MemoryStore
 from rbdspy.scaling.matts import MaTTS
 from rbdspy.text import clip
@@ -403,11 +402,11 @@ def run_demo(
     """Plays the stream, returns one row per task (also printed: each step live, a line per task,
     then a block per task).
 
-    `k` is how many memories each task retrieves (default: 3 in the house, whose successes are
-    also stored as action records, else 1). `trust_outcome` labels each task with the
-    environment's outcome instead of the judge (default: in the house, whose score is ground
-    truth; elsewhere the judge labels, as on a task with no ground truth). `matts` "parallel" or
-    "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
+    `k` is how many memories each task retrieves (default: the bank's, 10 in the house, whose
+    episodes are also stored as where they went and what they saw, else 1). `trust_outcome`
+    labels each task with the environment's outcome instead of the judge (default: in the house,
+    whose score is ground truth; elsewhere the judge labels, as on a task with no ground truth).
+    `matts` "parallel" or "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
     refinement passes); "none" plays each task once. A task whose agent raised is recorded with
     `error` set (its verdict "not judged") and the stream goes on; a missing or unusable LM
     (`LMSetupError`) and errors of the bank itself still raise."""
@@ -429,20 +428,14 @@ def run_demo(
         task_ids = demo_tasks(environment, n_tasks)
         live = _Live(console, len(task_ids), parallel=matts == "parallel")
         house = env == "house"
-        options = agent_options("routes") if house else {}
-        agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step, **options)
+        # rbdspy's defaults: in the house (a world that persists) the agent plays with routes, and
+        # the bank stores every episode as where it went and what it saw and serves 10 items, so
+        # a later quest is offered the way to its thing even when no earlier one won.
+        agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step)
         # The house's score is ground truth: label by it (rbdspy's advice wherever there is one).
         # The judge's threshold was chosen on other environments and misses wins here.
         trusted = house if trust_outcome is None else trust_outcome
-        bank = ReasoningBank(
-            agent=agent,
-            store=store,
-            k=k if k is not None else (PLACE_MEMORIES if house else 1),
-            trust_outcome=trusted,
-        )
-        # In the house, every episode is stored as where it went and what it saw: a later quest
-        # is offered the way to its thing even when no earlier one won.
-        bank.extractor.action_record = EVERY if house else False
+        bank = ReasoningBank(agent=agent, store=store, k=k if k is not None else AUTO, trust_outcome=trusted)
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         with live:
             for number, task_id in enumerate(task_ids, 1):

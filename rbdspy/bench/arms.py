@@ -50,9 +50,10 @@ class Arm:
     seeded: bool = False  # the bank learns from train records (`learn_from`) before the first task
 
 
-# The paper's retrieval, kept as its own baseline whatever rbdspy's defaults become: the task text
-# as the query, similarity alone, no floor. Every arm named after a paper design uses it.
-PAPER = {"query": "task", "ranking": "similarity", "min_similarity": None}
+# The paper's configuration, kept as its own baseline whatever rbdspy's defaults become: the task
+# text as the query, similarity alone, no floor, lessons only (no action record in any world).
+# Every arm named after a paper design uses it.
+PAPER = {"query": "task", "ranking": "similarity", "min_similarity": None, "action_record": False}
 
 
 def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildContext], dspy.Module]:
@@ -121,7 +122,8 @@ ARMS: dict[str, Arm] = {
         Arm(
             "reasoningbank-improved",
             "rbdspy's defaults: retrieval by situation with a similarity floor, utility ranking that retires "
-            "harmful items, LM-judge labels",
+            "harmful items, LM-judge labels; in a world that persists, every episode's actions and places "
+            "stored too and k=10 with no floor (as reasoningbank-routes)",
             _improved(),
         ),
         Arm(

@@ -77,7 +77,7 @@ class BenchOptions(Options):
     under the run directory: what arms on several machines share."""
     world_seed: int | None = None
     """The world a house stream is played in (env textworld only; default the environment's)."""
-    agent: str = "plain"
+    agent: str = "auto"
     """The EnvAgent variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`)."""
     pause_arms: str | list[str] | None = None
     """With `resume`: arms of the run not played this session (a comma list or a list). They keep

@@ -146,7 +146,7 @@ class ArmPlayer:
         compiled: bool,
         seed_records: list | None = None,
         bank_url: str = "",
-        agent: str = "plain",
+        agent: str = "auto",
         calibrate_on_build: bool = False,
     ):
         self.agent_options = agent_options(agent)

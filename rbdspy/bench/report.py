@@ -244,7 +244,7 @@ def reproduce_command(config) -> str:
         parts.append(f"--build-fraction {config.build_fraction:g}")
     if getattr(config, "world_seed", None) is not None:
         parts.append(f"--world-seed {config.world_seed}")
-    if getattr(config, "agent", "plain") != "plain":
+    if getattr(config, "agent", "auto") != "auto":
         parts.append(f"--agent {config.agent}")
     if getattr(config, "calibrate_on_build", False):
         parts.append("--calibrate-on-build")

@@ -83,7 +83,7 @@ class BenchConfig:
     seed_per_type: int = 2
     bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
     world_seed: int | None = None  # the world of a house stream (None: the environment's default)
-    agent: str = "plain"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
+    agent: str = "auto"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
     calibrate_on_build: bool = False  # judge-labelled arms: the band placed on the build tasks
 
 

@@ -56,11 +56,13 @@ def bench(
         None, "--world-seed", help="The world a house stream is played in (default 1; --env textworld only)."
     ),
     agent: str = typer.Option(
-        "plain",
+        "auto",
         "--agent",
-        help="The agent every arm plays with: plain | status (where it is, what it carries) | guard (no action "
+        help="The agent every arm plays with: auto (EnvAgent's default: routes in a world that persists, plain "
+        "elsewhere) | plain (no aid) | status (where it is, what it carries) | guard (no action "
         "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
-        "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four).",
+        "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four) | "
+        "routes (full, memory only as suggestions).",
     ),
     pause_arms: str | None = typer.Option(
         None,

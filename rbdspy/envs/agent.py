@@ -29,11 +29,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import dspy
 
-from rbdspy.envs.agent_loop import focus_order, repeat_note, state_key, status_line, status_of, task_action
+from rbdspy.envs.agent_loop import (
+    AIDS_OFF,
+    aids_for,
+    focus_order,
+    repeat_note,
+    state_key,
+    status_line,
+    status_of,
+    task_action,
+)
 from rbdspy.envs.base import (
     AGENT_ROLE,
     ENV_ROLE,
@@ -140,6 +150,7 @@ class _Episode:
 
     def __init__(self, agent: EnvAgent, ref: TaskRef, task: str, memory: str):
         self.agent, self.ref, self.memory = agent, ref, memory or ""
+        self.aids = agent.aids_for(ref)
         self.task = task
         self.prompt_task = task
         self.steps: list[Step] = []
@@ -163,7 +174,7 @@ class _Episode:
         elif description:
             self.prompt_task = description
         self.task = self.task or description
-        if self.agent.suggest:  # routes to what the environment's own description names
+        if self.aids.suggest:  # routes to what the environment's own description names
             scope = world_of(self.agent.env, self.ref)
             self.suggester = RouteSuggester(self.memory, description or self.task, scope)
         self.observation, self.admissible = first.text, first.admissible
@@ -172,7 +183,7 @@ class _Episode:
 
     def note_status(self) -> None:
         """Reads where the agent is now (for the status line and the repeat guard)."""
-        if not (self.agent.status_line or self.agent.repeat_guard):
+        if not (self.aids.status_line or self.aids.repeat_guard):
             return
         self.status = status_of(self.agent.env)
         room = (self.status or {}).get("location")
@@ -184,7 +195,7 @@ class _Episode:
 
     def repeats(self, action: str) -> bool:
         """Whether `action` was already played from the state the agent is in (repeat guard)."""
-        return self.agent.repeat_guard and (self.state(), action.lower()) in self.tried
+        return self.aids.repeat_guard and (self.state(), action.lower()) in self.tried
 
     def insisted(self, action: str) -> str:
         """The action the repeat guard plays after its second ask: the agent's, unless it repeats
@@ -192,7 +203,7 @@ class _Episode:
         (calibration: holding the cashew, with "eat cashew" named and first, the agent answered
         "take cashew" to every prompt). Only the task's own action replaces a repeat, never a
         suggestion from memory: memory stays data."""
-        if not (self.agent.focus and self.repeats(action)):
+        if not (self.aids.focus and self.repeats(action)):
             return action
         done_by = task_action(self.admissible[: self.agent.max_admissible], self.prompt_task)
         if done_by is None:
@@ -205,15 +216,15 @@ class _Episode:
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
         history = history or "(no actions yet)"
         observation = clip(self.observation, OBSERVATION_CHARS, collapse=False)
-        line = status_line(self.status, self.visited) if self.agent.status_line else ""
+        line = status_line(self.status, self.visited) if self.aids.status_line else ""
         admissible = self.admissible[: self.agent.max_admissible]
-        if self.agent.focus:
+        if self.aids.focus:
             admissible = focus_order(admissible, self.prompt_task)
         if struck is not None:  # the repeat guard's second ask
             history = f"{history}\n{repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
         first, note, self.suggested = None, "", None
-        if self.agent.focus and (first := task_action(admissible, self.prompt_task)):
+        if self.aids.focus and (first := task_action(admissible, self.prompt_task)):
             note = f"[This action does what the task says: {first}]"
         elif self.suggester is not None and (first := self.suggester.suggest(admissible)):
             note, self.suggested = f"[Memory suggests: {first}]", first
@@ -222,7 +233,7 @@ class _Episode:
             line = f"{line}\n{note}" if line else note
         return {
             "task": self.prompt_task,
-            "memory": self.memory if self.agent.show_memory else "",
+            "memory": self.memory if self.aids.show_memory else "",
             "history": history,
             "observation": f"{line}\n{observation}" if line else observation,
             "admissible_actions": "\n".join(admissible) or "(not available)",
@@ -237,7 +248,7 @@ class _Episode:
         meta = {"reasoning": reasoning} if reasoning else {}
         if self.suggested is not None:  # what memory offered at this step (the agent may not have played it)
             meta["suggested"] = self.suggested
-        if self.agent.repeat_guard:
+        if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
             self.suggester.played(action, result.valid)
@@ -298,8 +309,8 @@ class _Episode:
                 self.actions,
                 invalid_actions=self.invalid,
                 lm_errors=self.errors,
-                **({"repeats_reasked": self.reasked} if self.agent.repeat_guard else {}),
-                **({"repeats_replaced": self.replaced} if self.agent.repeat_guard and self.agent.focus else {}),
+                **({"repeats_reasked": self.reasked} if self.aids.repeat_guard else {}),
+                **({"repeats_replaced": self.replaced} if self.aids.repeat_guard and self.aids.focus else {}),
                 max_steps=self.agent.max_steps,
                 stopped="done" if self.done else "max_steps",
             ),
@@ -320,6 +331,10 @@ class EnvAgent(dspy.Module):
         on_step: called with a `StepEvent` after each step (an action played, or an LM error),
             in the thread that plays the episode. It only watches: what it returns is ignored,
             and what it raises ends the episode. Copies of the agent call the same hook.
+        status_line, repeat_guard, suggest, focus, show_memory: the aids to the agent's loop
+            (agent_loop.py). Each left as None is the environment's: on a task in a world that
+            persists (the environment's `world_of` names one) the `routes` variant, measured
+            there; elsewhere off (and the memory block in the prompt).
         status_line: show where the agent is, what it carries and the rooms it has visited
             above the observation (environments with a `status()`; see agent_loop.py).
         repeat_guard: ask once more, with the action struck, when the agent picks an action it
@@ -342,11 +357,11 @@ class EnvAgent(dspy.Module):
         max_admissible: int = MAX_ADMISSIBLE_SHOWN,
         reasoning: bool = False,
         on_step: StepHook | None = None,
-        status_line: bool = False,
-        repeat_guard: bool = False,
-        suggest: bool = False,
-        focus: bool = False,
-        show_memory: bool = True,
+        status_line: bool | None = None,
+        repeat_guard: bool | None = None,
+        suggest: bool | None = None,
+        focus: bool | None = None,
+        show_memory: bool | None = None,
     ):
         super().__init__()
         if max_steps < 1:
@@ -364,6 +379,12 @@ class EnvAgent(dspy.Module):
         self.suggest = suggest
         self.focus = focus
         self.show_memory = show_memory
+
+    def aids_for(self, task_id: str | TaskRef) -> SimpleNamespace:
+        """The aids an episode of `task_id` plays with: each as given, or the environment's."""
+        chosen = {name: getattr(self, name) for name in AIDS_OFF}
+        persistent = self.world(task_id) is not None
+        return SimpleNamespace(**aids_for(chosen, persistent))
 
     @property
     def on_step(self) -> StepHook | None:
@@ -390,6 +411,11 @@ class EnvAgent(dspy.Module):
         with _episode_lock(self.env):
             first = self.env.reset(ref, admissible=False)
         return situation_text(task or first.task_description, first.text)
+
+    def world(self, task_id: str | TaskRef | None = None, **_: Any) -> str | None:
+        """The world that persists `task_id` is played in ("textworld/1"; the environment's
+        `world_of`), None where its tasks share no world. A bank retrieves for it by world."""
+        return world_of(self.env, self._ref(task_id))
 
     def _ref(self, task_id: str | TaskRef | None) -> TaskRef:
         if task_id is None or task_id == "":

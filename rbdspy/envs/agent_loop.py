@@ -111,8 +111,20 @@ def repeat_note(action: str) -> str:
     )
 
 
+# The aids, each an EnvAgent option, and their values when off (the memory block in view).
+AIDS_OFF: dict[str, bool] = {
+    "status_line": False,
+    "repeat_guard": False,
+    "suggest": False,
+    "focus": False,
+    "show_memory": True,
+}
+
 # Named EnvAgent configurations for `rbdspy bench --agent`: what the loop aids are measured as.
+# Each names the aids it turns on; the others are off. "auto" leaves each to the environment
+# (`aids_for`).
 AGENT_VARIANTS: dict[str, dict[str, bool]] = {
+    "auto": {},
     "plain": {},
     "status": {"status_line": True},
     "guard": {"repeat_guard": True},
@@ -124,9 +136,26 @@ AGENT_VARIANTS: dict[str, dict[str, bool]] = {
     # Memory only as suggested actions: the block itself is not in the prompt.
     "routes": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True, "show_memory": False},
 }
+AUTO_VARIANT = "auto"
+
+# What EnvAgent plays with, aid by aid, where it is not told: in a world that persists the routes
+# variant, the one under which memory lifted the agent there (docs/results/memory.md: the bare
+# agent's wins went up with it, and a bank's routes reach the agent only through it); elsewhere
+# none, as on the environments whose tasks share no world the aids were never measured.
+PERSISTENT_WORLD_VARIANT = "routes"
 
 
 def agent_options(variant: str) -> dict[str, bool]:
+    """EnvAgent's options for a named variant: every aid set ({} for "auto": the environment's)."""
     if variant not in AGENT_VARIANTS:
         raise ValueError(f"unknown agent variant {variant!r}; choose one of {', '.join(AGENT_VARIANTS)}")
-    return dict(AGENT_VARIANTS[variant])
+    if variant == AUTO_VARIANT:
+        return {}
+    return {**AIDS_OFF, **AGENT_VARIANTS[variant]}
+
+
+def aids_for(chosen: dict[str, bool | None], persistent: bool) -> dict[str, bool]:
+    """Each aid as chosen, or where it is None, as an episode in a world that persists
+    (`persistent`) or elsewhere plays it by default."""
+    by_default = agent_options(PERSISTENT_WORLD_VARIANT) if persistent else AIDS_OFF
+    return {name: by_default[name] if chosen.get(name) is None else bool(chosen[name]) for name in AIDS_OFF}

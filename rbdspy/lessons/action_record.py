@@ -36,9 +36,11 @@ ROUTE_MEMORIES = 3
 # (benchmarks/route_coverage.py); the routes agent does not show the block in its prompt.
 PLACE_MEMORIES = 10
 
-# What Extractor(action_record=...) records: nothing, successes only, or every judged episode.
-SUCCESSES, EVERY = True, "every"
-ACTION_RECORD_MODES = (False, SUCCESSES, EVERY)
+# What Extractor(action_record=...) records: nothing, successes only, every judged episode, or
+# (AUTO, a bank's default) every episode played in a world that persists and nothing elsewhere:
+# where the tasks share no world, a record was never measured to help.
+SUCCESSES, EVERY, AUTO = True, "every", "auto"
+ACTION_RECORD_MODES = (False, SUCCESSES, EVERY, AUTO)
 
 # The roles EnvAgent writes (envs/base.py; importing it from here would load the environments).
 AGENT_ROLE, ENV_ROLE = "agent", "env"
@@ -94,7 +96,10 @@ def seen_places(trajectory: Trajectory) -> list[Place]:
 def check_mode(mode: Any) -> bool | str:
     """`mode` if it is one of ACTION_RECORD_MODES, else a ValueError naming the choices."""
     if not any(mode is m or (isinstance(m, str) and mode == m) for m in ACTION_RECORD_MODES):
-        raise ValueError(f"action_record must be False, True (successes) or {EVERY!r} (every episode); got {mode!r}")
+        raise ValueError(
+            f"action_record must be False, True (successes), {EVERY!r} (every episode) or {AUTO!r} (every "
+            f"episode in a world that persists); got {mode!r}"
+        )
     return mode
 
 
@@ -102,6 +107,14 @@ def scope_of(trajectory: Trajectory) -> str | None:
     """The persistent world an episode was played in ("textworld/1", as the environment's
     `world_of` names it in the trajectory's metadata); None when it names none."""
     return trajectory.metadata.get("world") or None
+
+
+def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
+    """The mode in force for one episode: AUTO is EVERY for an episode that names the world that
+    persists it was played in (`scope_of`), False otherwise; any other mode is itself."""
+    if mode != AUTO:
+        return mode
+    return EVERY if scope_of(Trajectory.coerce(trajectory, task=task)) is not None else False
 
 
 def _content(actions: list[str], places: list[Place], scope: str | None) -> str:

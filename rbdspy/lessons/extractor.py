@@ -7,7 +7,7 @@ from typing import Any
 import dspy
 
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.action_record import EVERY, action_record, check_mode
+from rbdspy.lessons.action_record import EVERY, action_record, check_mode, mode_for
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
@@ -37,7 +37,9 @@ class Extractor(dspy.Module):
     `bank.extractor.action_record = True`. `action_record="every"` records a failed episode's
     actions as well ("Actions taken, not won: ..."), and in every record the places the episode
     saw and the things in view there: where it went and what it saw still hold in a world that
-    persists, so the routes no longer depend on the judge calling a win a win.
+    persists, so the routes no longer depend on the judge calling a win a win. `"auto"` (what a
+    ReasoningBank's extractor does) is "every" for an episode played in a world that persists
+    (the trajectory names it) and False elsewhere.
 
     `world_facts=True` tells both extractors that the world persists from task to task, so a
     lesson may also state its facts that the trajectory showed (where a thing is, routes, which
@@ -94,8 +96,9 @@ class Extractor(dspy.Module):
         pred, error = yield from attempt(predictor, inputs, f"{verdict.label} extraction")
         if error is not None:  # malformed LM output writes no memory
             return dspy.Prediction(lessons=[], kind=verdict.label)
-        every = self.action_record == EVERY
-        recorded = every or (self.action_record is True and verdict.is_success)
+        mode = mode_for(self.action_record, task, trajectory)
+        every = mode == EVERY
+        recorded = every or (mode is True and verdict.is_success)
         record = action_record(task, trajectory, won=verdict.is_success, places=every) if recorded else None
         extra = [record] if record is not None else []
         drafts = getattr(pred, "lessons", None)

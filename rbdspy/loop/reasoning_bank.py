@@ -14,6 +14,7 @@ from typing import Any, Literal
 import dspy
 
 from rbdspy.judge.judge import Judge
+from rbdspy.lessons.action_record import AUTO as RECORD_BY_WORLD
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
@@ -21,7 +22,7 @@ from rbdspy.loop.agent_io import accepts_input, output_fields, task_text, trajec
 from rbdspy.loop.learner import Learner
 from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
-from rbdspy.loop.retriever import DEFAULT_K, MemoryRetriever, Ranking
+from rbdspy.loop.retriever import AUTO, MemoryRetriever, Ranking
 from rbdspy.memory import MemoryStore, format_memory_block
 from rbdspy.memory.consolidation import ConsolidationPolicy
 from rbdspy.memory.defence import Quarantine
@@ -61,6 +62,7 @@ class Recall:
     memories: list[MemoryItem]
     retrieval: list[dict[str, Any]]
     situation: str | None = None  # the agent's situation, when the bank retrieves by it
+    world: str | None = None  # the world that persists the task is played in, when the agent names one
 
 
 class ReasoningBank(dspy.Module):
@@ -80,7 +82,10 @@ class ReasoningBank(dspy.Module):
             what gets judged; otherwise its inputs and outputs are.
         store: a `MemoryStore`. Shared, never copied: optimizers' deep copies of the bank use
             the same store, and `save()` writes prompts only.
-        k: items retrieved per task (default 1, the paper's best; 0 disables retrieval).
+        k: items retrieved per task (0 disables retrieval). "auto" (the default): 1, the paper's
+            best, except for a task in a world that persists (the agent's `world` method names
+            it; EnvAgent's does where the environment's `world_of` does): 10 there, as a map is
+            about the world rather than the task (`MemoryRetriever`).
         scope: items are written with this scope and retrieval only sees this scope.
         consolidation: "append" (the paper's default), "dedup", or a policy object.
         task_field: which input is the task text (default: `task`, or the only input).
@@ -91,7 +96,8 @@ class ReasoningBank(dspy.Module):
             an item that is confidently harmful is retired (kept, no longer served).
         min_similarity: below this cosine similarity (of task texts) nothing is served; "auto"
             (the default) uses the floor measured for the store's embedder (0.7 for the embedded
-            MiniLM; none for an embedder rbdspy has not measured); None serves at any similarity.
+            MiniLM; none for an embedder rbdspy has not measured, and none for a task in a world
+            that persists); None serves at any similarity.
         query: "situation" retrieves by what the agent declares of the task in context (its
             `situation(**task_inputs)` method: EnvAgent's is the task plus the first
             observation), "task" by the task text alone (the paper's). An agent with no
@@ -109,13 +115,18 @@ class ReasoningBank(dspy.Module):
             budget (default DEFAULT_BUDGET_TOKENS: `EvidenceRenderer`; the distiller shares
             DISTILLER_BUDGET_TOKENS among its attempts), an EvidenceRenderer, any
             Trajectory -> str, or None (`Trajectory.render`, the rendering by characters).
+
+        action_record: what the extractor stores besides lessons (`Extractor`). "auto" (the
+            default): in a world that persists (the trajectory names it), every episode as the
+            actions it took and the places it saw, which EnvAgent reads back as routes; elsewhere
+            nothing. False: lessons only, everywhere (the paper's).
     """
 
     def __init__(
         self,
         agent: dspy.Module,
         store: MemoryStore,
-        k: int = DEFAULT_K,
+        k: int | Literal["auto"] = AUTO,
         *,
         scope: str | None = None,
         consolidation: str | ConsolidationPolicy = "append",
@@ -129,6 +140,7 @@ class ReasoningBank(dspy.Module):
         quarantine: Quarantine | None = None,
         judge: Judge | None = None,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
+        action_record: bool | str = RECORD_BY_WORLD,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -156,7 +168,7 @@ class ReasoningBank(dspy.Module):
         default = renderer == DEFAULT_BUDGET_TOKENS
         renderer = as_renderer(renderer)
         self.judge = judge if judge is not None else Judge(renderer=renderer)
-        self.extractor = Extractor(renderer=renderer)
+        self.extractor = Extractor(renderer=renderer, action_record=action_record)
         # The distiller reads k attempts at once: by default it shares a larger budget among them.
         self.distiller = ContrastiveDistiller(renderer=DISTILLER_BUDGET_TOKENS if default else renderer)
         # The agent declares its situation (EnvAgent: the task plus the first observation): the
@@ -206,14 +218,21 @@ class ReasoningBank(dspy.Module):
         return {**task_inputs, self.memory_field: format_memory_block(used)}
 
     def recall_plan(self, task_inputs: dict[str, Any]) -> Plan:
-        """Plan -> `Recall`: the task, its situation (when the agent declares one) and the items
-        served for them."""
+        """Plan -> `Recall`: the task, its situation (when the agent declares one), its world
+        (when the agent names one) and the items served for them."""
         task = self.task_of(task_inputs)
         situation = None
         if self.query == "situation":  # an environment reset: blocking work
             situation = yield Blocking(lambda: self.agent.situation(**task_inputs))
-        found = yield Call(self.retriever, {"task": task, "situation": situation})
-        return Recall(task=task, memories=found.memories, retrieval=found.retrieval, situation=situation)
+        world = self.world_of(task_inputs)
+        found = yield Call(self.retriever, {"task": task, "situation": situation, "world": world})
+        return Recall(task=task, memories=found.memories, retrieval=found.retrieval, situation=situation, world=world)
+
+    def world_of(self, task_inputs: dict[str, Any]) -> str | None:
+        """The world that persists the task is played in, as the agent names it (its `world`
+        method, EnvAgent's), else None."""
+        method = getattr(self.agent, "world", None)
+        return method(**task_inputs) if callable(method) else None
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         recall = yield from self.recall_plan(task_inputs)
@@ -272,11 +291,16 @@ class ReasoningBank(dspy.Module):
     # ---- retrieval and persistence -----------------------------------------------------------
 
     def retrieve(
-        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+        self,
+        task: str,
+        k: int | None = None,
+        scope: str | None = None,
+        situation: str | None = None,
+        world: str | None = None,
     ) -> list[MemoryItem]:
-        """The items the bank would serve for `task` (in `situation`, when given); does not
-        count as a use."""
-        return self.retriever(task=task, k=k, scope=scope, situation=situation).memories
+        """The items the bank would serve for `task` (in `situation` and `world`, when given);
+        does not count as a use."""
+        return self.retriever(task=task, k=k, scope=scope, situation=situation, world=world).memories
 
     def save(self, path, save_program: bool = False, modules_to_serialize=None):
         """Saves every predictor's prompts and demos as JSON. The store persists itself and is

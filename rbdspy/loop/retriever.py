@@ -8,6 +8,7 @@ from typing import Literal
 
 import dspy
 
+from rbdspy.lessons.action_record import PLACE_MEMORIES
 from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
 from rbdspy.memory.store import MemoryStore
 
@@ -25,6 +26,11 @@ SITUATION_WEIGHT = 0.1
 # cosine scales differ between embedders, so one number cannot fit them all.
 MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
 AUTO = "auto"
+# "auto" for a task in a world that persists (the caller names it): a map is about the world, not
+# the task, so the way to a thing is often in the record of a dissimilar task. More items and no
+# floor (`PLACE_MEMORIES`; on world 1 of the house stream, the bank that retrieved so won 38 of 40
+# measured quests, docs/results/memory.md).
+WORLD_K = PLACE_MEMORIES
 
 
 def _tiebreak(query: str, position: int) -> str:
@@ -49,6 +55,9 @@ class MemoryRetriever(dspy.Module):
     of the situation it was learned in: tasks made from one template are told apart by what
     differs between them. Retired items are never served. Below `min_similarity` (on the task
     text) nothing is served: an irrelevant lesson costs tokens and can mislead a small model.
+    `k="auto"` serves DEFAULT_K items, and `min_similarity="auto"` uses the embedder's measured
+    floor, except for a task the caller says is in a world that persists (`world`): then WORLD_K
+    items, with no floor.
     With `ranking="utility"` the rank joins similarity and the item's learned usefulness
     (`memory/ranking.py`); with "similarity" (the paper's) it is the similarity. The store is a
     live handle: deep copies of this module (one per optimizer candidate) share it.
@@ -57,7 +66,7 @@ class MemoryRetriever(dspy.Module):
     def __init__(
         self,
         store: MemoryStore,
-        k: int = DEFAULT_K,
+        k: int | Literal["auto"] = DEFAULT_K,
         scope: str | None = None,
         *,
         ranking: Ranking = "similarity",
@@ -66,8 +75,8 @@ class MemoryRetriever(dspy.Module):
         situation_weight: float = SITUATION_WEIGHT,
     ):
         super().__init__()
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be an integer >= 0 (0 disables retrieval); got {k!r}")
+        if k != AUTO and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            raise ValueError(f"k must be an integer >= 0 (0 disables retrieval) or 'auto'; got {k!r}")
         if ranking not in RANKINGS:
             raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}; got {ranking!r}")
         if min_similarity != AUTO and min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
@@ -82,10 +91,23 @@ class MemoryRetriever(dspy.Module):
 
     @property
     def floor(self) -> float | None:
-        """The similarity floor in force (`min_similarity`, resolved for "auto")."""
+        """The similarity floor in force (`min_similarity`, resolved for "auto") for a task in no
+        persistent world."""
+        return self.floor_for(None)
+
+    def floor_for(self, world: str | None) -> float | None:
+        """The similarity floor for a task in `world` (None: in no world that persists)."""
         if self.min_similarity != AUTO:
             return self.min_similarity
+        if world is not None:
+            return None
         return MEASURED_FLOORS.get(getattr(self.store.embedder, "name", None))
+
+    def k_for(self, world: str | None) -> int:
+        """How many items a task in `world` is served (`k`, resolved for "auto")."""
+        if self.k != AUTO:
+            return self.k
+        return WORLD_K if world is not None else DEFAULT_K
 
     def _candidates(self, query: str, k: int, scope: str | None) -> list:
         pool = max(CANDIDATE_POOL, 4 * k)
@@ -106,13 +128,19 @@ class MemoryRetriever(dspy.Module):
         return [float(v) for v in vectors[1:] @ vectors[0]]
 
     def forward(
-        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+        self,
+        task: str,
+        k: int | None = None,
+        scope: str | None = None,
+        situation: str | None = None,
+        world: str | None = None,
     ) -> dspy.Prediction:
-        k = self.k if k is None else k
+        """`world`: the world that persists the task is played in, if any (it resolves "auto")."""
+        k = self.k_for(world) if k is None else k
         if k == 0 or not task or len(self.store) == 0:
             return dspy.Prediction(memories=[], scores=[], retrieval=[])
         scope = scope if scope is not None else self.scope
-        floor = self.floor
+        floor = self.floor_for(world)
         candidates = [
             (item, similarity)
             for item, similarity in self._candidates(task, k, scope)
@@ -143,6 +171,11 @@ class MemoryRetriever(dspy.Module):
         )
 
     async def aforward(
-        self, task: str, k: int | None = None, scope: str | None = None, situation: str | None = None
+        self,
+        task: str,
+        k: int | None = None,
+        scope: str | None = None,
+        situation: str | None = None,
+        world: str | None = None,
     ) -> dspy.Prediction:
-        return await asyncio.to_thread(self, task=task, k=k, scope=scope, situation=situation)
+        return await asyncio.to_thread(self, task=task, k=k, scope=scope, situation=situation, world=world)

@@ -175,3 +175,23 @@ def test_an_every_episode_record_states_true_places_and_its_truth_can_be_checked
     assert [{**r, "written": None} for r in rechecked] == [{**r, "written": None} for r in played]  # nothing else moves
     with pytest.raises(FileNotFoundError, match="no benchmark run"):
         recheck_truth(tmp_path / "nothing-here", environment=house)
+
+
+def test_rbdspys_defaults_play_a_house_stream_as_the_places_bank(house, tmp_path, hash_embedder):
+    """In a world that persists, the defaults (the agent's aids left to the environment, the bank's
+    k, floor and action record "auto") are the places bank: the same records, task for task."""
+
+    def normalised(value):
+        if isinstance(value, dict):
+            return {k: normalised(v) for k, v in value.items() if k not in ("id", "wall_s", "arm")}
+        return [normalised(v) for v in value] if isinstance(value, list) else value
+
+    out = tmp_path / "defaults-run"
+    arms = "reasoningbank-improved,reasoningbank-routes"
+    quiet_bench(house, out, hash_embedder, arms, task_set="house", n_tasks=3, max_steps=2)
+    defaults, routes = (
+        [normalised(json.loads(line)) for line in (out / "arms" / f"{arm}.jsonl").read_text().splitlines()]
+        for arm in arms.split(",")
+    )
+    assert defaults == routes and any(r["written"] for r in defaults)
+    assert json.loads((out / "config.json").read_text())["config"]["agent"] == "auto"

@@ -168,7 +168,8 @@ def test_the_route_arms_record_what_they_name(tmp_path):
     assert mode("reasoningbank-actions") == (True, False)
     assert mode("reasoningbank-actions-oracle") == (True, True)
     assert mode("reasoningbank-routes") == ("every", False)
-    assert mode("reasoningbank-improved") == (False, False)
+    assert mode("reasoningbank-improved") == ("auto", False)  # rbdspy's defaults: every episode in a persistent world
+    assert mode("reasoningbank") == (False, False)  # the paper's: lessons only, in any world
 
 
 def test_records_explain_every_retrieval_and_split_the_cost(smoke_run):

@@ -11,6 +11,7 @@ from dspy.utils import DummyLM
 from rbdspy.envs import EnvAgent
 from rbdspy.envs.agent_loop import (
     AGENT_VARIANTS,
+    AIDS_OFF,
     agent_options,
     focus_order,
     state_key,
@@ -71,7 +72,7 @@ def test_without_the_guard_a_repeat_is_played(house):
     move = next(a for a in first.admissible if a.startswith("go "))
     back = f"go {REVERSE[move.split()[1]]}"
     with dspy.context(lm=_lm(move, back, move)):
-        pred = EnvAgent(house, max_steps=3)(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, **agent_options("plain"))(task="t", task_id=TASK)
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == [move, back, move]
     assert "repeats_reasked" not in pred.trajectory.metadata
 
@@ -86,7 +87,7 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     assert f"[You are in the {start}; you carry: nothing; rooms visited: {start}]" in _prompt(lm, 0)
     lm = _lm("look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1)(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, **agent_options("plain"))(task="t", task_id=TASK)
     assert "[You are in" not in _prompt(lm, 0)
 
 
@@ -126,7 +127,8 @@ def test_helpers_and_variants():
     assert status_line(None, []) == ""
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
     assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
-    assert agent_options("loop") == {"status_line": True, "repeat_guard": True}
+    assert agent_options("loop") == {**AIDS_OFF, "status_line": True, "repeat_guard": True}
+    assert agent_options("plain") == AIDS_OFF and agent_options("auto") == {}  # auto: the environment's
     assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest", "focus", "full"}
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
     assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
@@ -140,3 +142,28 @@ def test_helpers_and_variants():
     assert task_action(actions, "") is None
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")
+
+
+def test_an_agent_left_to_its_defaults_plays_the_routes_aids_in_a_world_that_persists_only(house):
+    from envs_testing import SequenceEnv
+
+    routes = agent_options("routes")
+    assert vars(EnvAgent(house).aids_for(TASK)) == routes  # the house names its world
+    assert vars(EnvAgent(SequenceEnv()).aids_for("fake/box/dev/4")) == AIDS_OFF  # its tasks share none
+    # An aid given is kept either way; only those left as None follow the environment.
+    assert vars(EnvAgent(house, suggest=False).aids_for(TASK)) == {**routes, "suggest": False}
+    assert vars(EnvAgent(SequenceEnv(), focus=True).aids_for("fake/box/dev/4")) == {**AIDS_OFF, "focus": True}
+
+
+def test_the_default_agent_shows_the_status_line_in_the_house_and_the_memory_block_only_elsewhere(house):
+    import dspy
+    from envs_testing import SequenceEnv
+
+    lm = _lm("look")
+    with dspy.context(lm=lm):
+        EnvAgent(house, max_steps=1)(task="t", task_id=TASK, memory="MEMORY-BLOCK")
+    assert "[You are in" in _prompt(lm, 0) and "MEMORY-BLOCK" not in _prompt(lm, 0)
+    lm = _lm("look around")
+    with dspy.context(lm=lm):
+        EnvAgent(SequenceEnv(), max_steps=1)(task="t", task_id="fake/box/dev/4", memory="MEMORY-BLOCK")
+    assert "[You are in" not in _prompt(lm, 0) and "MEMORY-BLOCK" in _prompt(lm, 0)

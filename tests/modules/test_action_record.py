@@ -86,6 +86,14 @@ def test_outside_a_world_that_persists_every_mode_records_successes_only():
     assert won[-1].content == "> go north | > take mug | > go south | > put mug on stand"  # no places, no world
 
 
+def test_auto_mode_records_every_episode_of_a_world_that_persists_and_nothing_elsewhere():
+    lost = _lessons("failure", [{"lessons": [LESSON]}], _in_world(WON), action_record="auto")
+    assert lost[-1].title == "Actions taken, not won: Put the mug on the stand."
+    assert lost[-1].content.startswith("[in textworld/7] > go north")
+    won = _lessons("success", [{"lessons": [LESSON]}], WON, action_record="auto")
+    assert [item.title for item in won] == ["Fetch first"]  # no world: lessons only, as before
+
+
 def test_an_indeterminate_verdict_records_nothing_even_in_every_mode():
     assert _lessons("indeterminate", [], action_record="every") == []
 
@@ -219,3 +227,19 @@ def test_prose_of_a_record_keeps_its_words_and_drops_marker_actions_and_places()
     assert prose_of("Open doors first.") == "Open doors first."
     trajectory_line = "> go north -> You are in the canteen. | > take berry -> Taken."
     assert prose_of(trajectory_line).strip(" \n|") == ""
+
+
+def test_a_bank_by_default_records_episodes_of_a_world_that_persists_only(tmp_path):
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+    from rbdspy.modules import ReasoningBank
+
+    def records(agent, **options):
+        dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
+        with MemoryStore(tmp_path / f"{type(agent).__name__}{options}", HashEmbedder(dim=16)) as store:
+            ReasoningBank(agent=agent, store=store, trust_outcome=True, compiled=None, **options)(task=WON.task)
+            return [item.title for item in store.list() if item.title.startswith("Actions")]
+
+    assert records(_Lost()) == ["Actions taken, not won: Put the mug on the stand."]
+    assert records(_Won()) == []  # played in no world that persists
+    assert records(_Lost(), action_record=False) == []  # the paper's: lessons only

@@ -6,6 +6,7 @@ import pytest
 from matts_testing import RolloutLM, lessons
 
 from rbdspy import MemoryItem, MemoryStore, Provenance, ReasoningBank, Verdict
+from rbdspy.loop.plan import run
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, MIN_EVIDENCE
@@ -150,16 +151,55 @@ def test_retired_items_do_not_crowd_out_live_ones(store):
     assert [m.title for m in MemoryRetriever(store)(task=TEMPLATE).memories] == ["Live"]
 
 
+class NamedLikeMiniLM(HashEmbedder):
+    """An embedder under the name of the one whose floor was measured."""
+
+    def __init__(self):
+        super().__init__(dim=64)
+        self.name = "sentence-transformers/all-MiniLM-L6-v2"
+
+
 def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
     from rbdspy.loop.retriever import MEASURED_FLOORS
-
-    class NamedLikeMiniLM(HashEmbedder):
-        def __init__(self):
-            super().__init__(dim=64)
-            self.name = "sentence-transformers/all-MiniLM-L6-v2"
 
     with MemoryStore(tmp_path / "minilm", embedder=NamedLikeMiniLM()) as measured:
         assert MemoryRetriever(measured, min_similarity="auto").floor == MEASURED_FLOORS[measured.embedder.name]
     with MemoryStore(tmp_path / "hash", embedder=HashEmbedder(dim=64)) as unmeasured:
         assert MemoryRetriever(unmeasured, min_similarity="auto").floor is None
         assert MemoryRetriever(unmeasured, min_similarity=0.4).floor == 0.4
+
+
+def test_auto_k_and_floor_serve_a_task_in_a_world_that_persists_more_and_without_a_floor(tmp_path):
+    from rbdspy.loop.retriever import DEFAULT_K, MEASURED_FLOORS, WORLD_K
+
+    with MemoryStore(tmp_path / "bank", embedder=NamedLikeMiniLM()) as store:
+        store.add([_item(f"Route {i}", f"fetch object number {i} from room {i}") for i in range(WORLD_K + 2)])
+        auto = MemoryRetriever(store, k="auto", min_similarity="auto")
+        assert (auto.k_for(None), auto.floor_for(None)) == (DEFAULT_K, MEASURED_FLOORS[store.embedder.name])
+        assert (auto.k_for("textworld/1"), auto.floor_for("textworld/1")) == (WORLD_K, None)
+        unrelated = "eat the grape"  # far below the measured floor from every item
+        assert auto(task=unrelated).memories == []
+        assert len(auto(task=unrelated, world="textworld/1").memories) == WORLD_K
+        fixed = MemoryRetriever(store, k=2, min_similarity=None)  # what is given is kept in any world
+        assert len(fixed(task=unrelated, world="textworld/1").memories) == 2
+    with pytest.raises(ValueError, match="'auto'"):
+        MemoryRetriever(store, k="many")
+
+
+def test_a_bank_retrieves_by_the_world_its_agent_names(store):
+    class WorldAgent(dspy.Module):
+        def __init__(self, world):
+            super().__init__()
+            self.predict, self.world_name = dspy.Predict("task, memory -> answer"), world
+
+        def world(self, task_id=None, **_):
+            return self.world_name
+
+        def forward(self, task, memory, task_id=None):
+            return self.predict(task=task, memory=memory)
+
+    store.add([_item(f"Route {i}", f"fetch object number {i}") for i in range(12)])
+    for world, served in (("textworld/1", 10), (None, 1)):
+        bank = ReasoningBank(agent=WorldAgent(world), store=store, compiled=None)
+        recall = run(bank.recall_plan({"task": "fetch object number 3", "task_id": "t"}))
+        assert recall.world == world and len(recall.memories) == served
