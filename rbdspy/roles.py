@@ -7,3 +7,8 @@ actions between them, and a trajectory's situation is its task plus the first of
 """
 
 OBSERVATION_ROLES = ("env", "tool", "observation")
+
+# The roles EnvAgent and `envs.base.play` write: an action sent to the environment, and what the
+# environment answered (replaying a trajectory means replaying exactly its "agent" steps).
+AGENT_ROLE = "agent"
+ENV_ROLE = "env"

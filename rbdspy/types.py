@@ -165,13 +165,47 @@ class Verdict(BaseModel):
         return cls(label=label, rationale=rationale or f"Ground-truth outcome: {label}.", source="ground_truth")
 
 
+class ExperienceStep(BaseModel):
+    """One action of an episode as a map reads it: where it was taken, whether the environment
+    accepted it, where it led and what was in view and in hand after it. Places and things are
+    named by the environment's adapter; None where it names no place."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    place: str | None = None
+    action: str = Field(min_length=1)
+    accepted: bool = True
+    arrived: str | None = None
+    in_view: list[str] = Field(default_factory=list)
+    carrying: list[str] = Field(default_factory=list)
+
+
+class Experience(BaseModel):
+    """What one episode did in a world that persists, as data: the world, where it started and
+    what was in view and in hand there, every action with the places before and after it, and
+    whether it won. Stored typed on a memory item and read back as data (`rbdspy.world_map`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    world: str | None = None
+    task: str = ""
+    start: str | None = None
+    in_view: list[str] = Field(default_factory=list)
+    carrying: list[str] = Field(default_factory=list)
+    steps: list[ExperienceStep] = Field(default_factory=list)
+    won: bool | None = None
+
+
 class Lesson(BaseModel):
     """A transferable strategy distilled from experience: a short title, one sentence on when
-    it applies (or when not to do something), and 1-3 sentences of strategy."""
+    it applies (or when not to do something), and 1-3 sentences of strategy. A record of an
+    episode also carries the episode itself as data (`experience`); its content is that data
+    rendered for a reader."""
 
     title: str = Field(min_length=1, max_length=TITLE_MAX)
     description: str = Field(min_length=1, max_length=DESCRIPTION_MAX)
     content: str = Field(min_length=1, max_length=CONTENT_MAX)
+    experience: Experience | None = None
 
     @field_validator("title", "description", "content", mode="before")
     @classmethod
@@ -237,7 +271,13 @@ class MemoryItem(Lesson):
 
     @classmethod
     def from_lesson(cls, lesson: Lesson, **fields: Any) -> MemoryItem:
-        return cls(title=lesson.title, description=lesson.description, content=lesson.content, **fields)
+        return cls(
+            title=lesson.title,
+            description=lesson.description,
+            content=lesson.content,
+            experience=lesson.experience,
+            **fields,
+        )
 
 
 def _is_react_trajectory(value: Mapping) -> bool:

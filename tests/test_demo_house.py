@@ -75,8 +75,9 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     assert "not asked: the environment's outcome (success) labels the task" in out
     assert "labelled by the environment's outcome (no judge asked)" in " ".join(out.split())
     with MemoryStore(tmp_path / "bank") as store:
-        records = [item.content for item in store.list() if item.content.startswith("[in textworld/3] >")]
-    assert records[0].startswith(f"[in textworld/3] > {first[0]}") and " || Seen: start = " in records[0]
+        records = [item for item in store.list() if item.experience is not None]
+    assert records[0].experience.world == "textworld/3" and records[0].experience.steps[0].action == first[0]
+    assert records[0].content.startswith(f"[in textworld/3] In {records[0].experience.start}")
 
 
 def test_a_step_line_marks_only_a_played_suggestion_and_fits_the_width():

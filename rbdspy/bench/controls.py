@@ -25,10 +25,13 @@ from typing import Any
 
 import dspy
 
-from rbdspy.loop.agent_io import output_fields, trajectory_of
+from rbdspy.envs.agent import episode_lock
+from rbdspy.envs.base import play
+from rbdspy.loop.agent_io import accepts_input, output_fields, trajectory_of
 from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Plan, arun, run
-from rbdspy.loop.reasoning_bank import RESULT_FIELDS
+from rbdspy.loop.reasoning_bank import EXPERIENCE_FIELD, RESULT_FIELDS, experiences_of
+from rbdspy.maps.experience import experience_of
 from rbdspy.memory.formatting import format_memory_block
 
 PLACEBO_WORLD_OFFSET = 7919  # the placebo's world: far from any world a stream plays
@@ -47,8 +50,10 @@ class FixedMemory(dspy.Module):
 
     def _plan(self, task_inputs: dict) -> Plan:
         items = self.serve(str(task_inputs.get("task_id") or ""))
-        block = format_memory_block(items)
-        outputs = output_fields((yield from act(self.agent, {**task_inputs, self.memory_field: block})))
+        inputs = {**task_inputs, self.memory_field: format_memory_block(items)}
+        if accepts_input(self.agent, EXPERIENCE_FIELD):
+            inputs[EXPERIENCE_FIELD] = experiences_of(items)
+        outputs = output_fields((yield from act(self.agent, inputs)))
         trajectory = trajectory_of(outputs, str(task_inputs.get("task", "")), task_inputs)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         # Shaped like a bank's retrieval records (memory_report reads both); served, not ranked.
@@ -113,11 +118,17 @@ def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | Non
     return ranked[0] if ranked else None
 
 
-def _walkthrough_item(quest: Any, description: str) -> dict[str, str]:
+def _walkthrough_item(env: Any, task_id: str, description: str) -> dict[str, Any]:
+    """A walkthrough as a memory item: its actions as text, and, replayed in the environment, its
+    typed experience (the places it went through), which an agent follows as a map."""
+    quest = env.quest(task_id)
+    with episode_lock(env):
+        episode = play(env, task_id, quest.walkthrough, places=True)
     return {
         "title": f"Solved example: {quest.objective}",
         "description": f"{description}: {quest.objective}",
         "content": " | ".join(f"> {a}" for a in quest.walkthrough),
+        "experience": experience_of(episode),
     }
 
 
@@ -130,7 +141,7 @@ def gold_exemplar(env: Any, build_tasks: Sequence[str], k: int = EXEMPLARS) -> S
 
     def serve(task_id: str) -> list[dict[str, str]]:
         return [
-            _walkthrough_item(env.quest(other), "A past task in the same kind of world, solved with these actions")
+            _walkthrough_item(env, other, "A past task in the same kind of world, solved with these actions")
             for other in ranked_similar(env, task_id, build_tasks)[:k]
         ]
 
@@ -140,7 +151,7 @@ def gold_exemplar(env: Any, build_tasks: Sequence[str], k: int = EXEMPLARS) -> S
 def own_walkthrough(env: Any) -> Serve:
     """The task's own walkthrough."""
     env = _world_env(env, "own-walkthrough")
-    return lambda task_id: [_walkthrough_item(env.quest(task_id), "This task, solved before with these actions")]
+    return lambda task_id: [_walkthrough_item(env, task_id, "This task, solved before with these actions")]
 
 
 def _fit(items: list[dict[str, str]], target: int) -> list[dict[str, str]]:

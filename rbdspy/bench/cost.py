@@ -5,11 +5,18 @@ costs on top of acting.
 A call is the agent's when its signature's output fields include `action` (EnvAgent's
 `NextAction`); DSPy's adapters list a signature's output fields in the system message, which is
 what the LM history keeps.
+
+`arm_costs` sums an arm's records into what the results table shows beside success: the share of
+actions the environment refused (steps the agent wasted on words the world does not understand)
+and the loop's prompt tokens per task next to the agent's.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from rbdspy.bench.records import REJECTED_FIELD
 
 AGENT, LOOP = "agent", "loop"
 _OUTPUTS = re.compile(r"Your output fields are:(.*?)(?:All interactions|\Z)", re.DOTALL)
@@ -22,3 +29,34 @@ def lm_role(entry: dict) -> str:
     text = system if isinstance(system, str) else str(entry.get("prompt") or "")
     outputs = _OUTPUTS.search(text)
     return AGENT if outputs and "`action`" in outputs.group(1) else LOOP
+
+
+def arm_costs(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One arm's waste and overhead from its records: the actions the environment refused among
+    those played, and the prompt tokens per task of the agent and of the memory loop (the loop's
+    share is of the agent's). A figure the records do not hold (records written before it was
+    kept) is None, never a made-up 0."""
+    return {**_rejected(rows), **_prompt_split(rows)}
+
+
+def _rejected(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counted = [r for r in rows if r.get(REJECTED_FIELD) is not None]
+    rejected = sum(int(r[REJECTED_FIELD]) for r in counted) if counted else None
+    actions = sum(int(r.get("env_actions", r.get("steps", 0)) or 0) for r in counted) if counted else None
+    return {
+        "rejected_actions": rejected,
+        "actions_played": actions,
+        "rejected_share": rejected / actions if actions else None,
+    }
+
+
+def _prompt_split(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    fields = (f"{AGENT}_prompt_tokens", f"{LOOP}_prompt_tokens")
+    split = [r for r in rows if all(r.get(f) is not None for f in fields)]
+    agent = sum(r[fields[0]] for r in split)
+    loop = sum(r[fields[1]] for r in split)
+    return {
+        "agent_prompt_tokens_per_task": agent / len(split) if split else None,
+        "loop_prompt_tokens_per_task": loop / len(split) if split else None,
+        "loop_share_of_agent": loop / agent if agent else None,
+    }

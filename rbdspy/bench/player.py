@@ -26,8 +26,16 @@ from rich.progress import Progress
 from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, calibration_path
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
-from rbdspy.bench.records import append_record, arm_path, read_records, rewrite_records
+from rbdspy.bench.records import (
+    REJECTED_FIELD,
+    append_record,
+    arm_path,
+    read_records,
+    rejected_actions,
+    rewrite_records,
+)
 from rbdspy.bench.tasks import BenchTask
+from rbdspy.bench.truth_recheck import item_truth
 from rbdspy.envs import EnvAgent
 from rbdspy.envs.agent_loop import agent_options
 from rbdspy.lm.usage import LmUsage
@@ -72,7 +80,13 @@ def task_record(
         "actions": [step.content for step in trajectory.steps if step.role == "agent"]
         if trajectory is not None
         else [],
+        # The step memory offered before each action (None where it offered none): why an action
+        # was played, beside the actions.
+        "suggested": [step.metadata.get("suggested") for step in trajectory.steps if step.role == "agent"]
+        if trajectory is not None
+        else [],
         "env_actions": env_actions,
+        REJECTED_FIELD: rejected_actions(pred),
         "verdict": verdict.label if verdict is not None else None,
         "memories_used": len(getattr(pred, "memories_used", None) or []),
         "memories_added": len(getattr(pred, "memories_added", None) or []),
@@ -227,7 +241,7 @@ class ArmPlayer:
         if check is None or pred is None:
             return
         for row, item in zip(record["written"], getattr(pred, "memories_added", None) or [], strict=False):
-            row["truth"] = check(f"{item.title}. {item.description}. {item.content}", task.task_id)
+            row["truth"] = item_truth(check, item, task.task_id)
 
     def close(self) -> None:
         store, self.store = self.store, None

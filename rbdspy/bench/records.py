@@ -46,3 +46,29 @@ def rewrite_records(path: Path, records: list[dict[str, Any]]) -> None:
     tmp = path.with_suffix(".jsonl.tmp")
     tmp.write_text("".join(json.dumps(r, default=str) + "\n" for r in records), encoding="utf-8")
     os.replace(tmp, path)
+
+
+# A record's count of the actions the environment refused ("You can't see any such thing",
+# "No known action"): absent from records written before it was kept.
+REJECTED_FIELD = "invalid_actions"
+
+
+def rejected_actions(pred: Any) -> int | None:
+    """How many of a task's actions the environment refused, over every rollout the task played
+    (as its `env_actions` counts them); None when its trajectories do not say. For
+    `task_record`: `{REJECTED_FIELD: rejected_actions(pred)}`."""
+    counts = [t.metadata.get(REJECTED_FIELD) for t in _played(pred)]
+    if not counts or any(c is None for c in counts):
+        return None
+    return sum(int(c) for c in counts)
+
+
+def _played(pred: Any) -> list:
+    """The trajectories a task's prediction played: each rollout's under MaTTS, else its one."""
+    if pred is None:
+        return []
+    rollouts = getattr(pred, "rollouts", None)
+    if rollouts:
+        return [r.trajectory for r in rollouts if getattr(r, "trajectory", None) is not None]
+    trajectory = getattr(pred, "trajectory", None)
+    return [trajectory] if trajectory is not None else []

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from rbdspy.bench.arms import ARMS, BASELINE, REPLAY
 from rbdspy.bench.build_calibration import read_calibration
+from rbdspy.bench.cost import arm_costs
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.mlflow_log import log_run
 from rbdspy.bench.records import arm_path
@@ -50,18 +51,35 @@ COLUMNS = (
     "mean score",
     "steps",
     "steps (succ.)",
+    "rejected actions",
     "LM calls/task",
     "prompt tok/task",
+    "agent prompt tok/task",
+    "loop prompt tok/task (% of agent's)",
     "compl. tok/task",
     "memories written",
     "wall s",
 )
 
 
+def _rejected(costs: dict[str, Any]) -> str:
+    """The actions the environment refused as a share of those played: "12% (58/480)"."""
+    if costs.get("rejected_share") is None:
+        return "-"
+    return f"{pct(costs['rejected_share'])} ({costs['rejected_actions']:,}/{costs['actions_played']:,})"
+
+
+def _loop_tokens(costs: dict[str, Any]) -> str:
+    """The memory loop's prompt tokens per task and their share of the agent's: "3,391 (26%)"."""
+    loop = costs.get("loop_prompt_tokens_per_task")
+    return "-" if loop is None else f"{_num(loop, 0)} ({pct(costs.get('loop_share_of_agent'))})"
+
+
 def markdown_table(results: dict[str, Any]) -> str:
     rows = []
     for arm, s in results["arms"].items():
         cmp = results["comparisons"].get(arm, {})
+        costs = (results.get("costs") or {}).get(arm) or {}
         row = [
             arm,
             pct(s["success_rate_measured"]),
@@ -71,8 +89,11 @@ def markdown_table(results: dict[str, Any]) -> str:
             _num(s["mean_score"], 2),
             _num(s["mean_steps"]),
             _num(s["mean_steps_success"]),
+            _rejected(costs),
             _num(s["lm_calls_per_task"]),
             _num(s["prompt_tokens_per_task"], 0),
+            _num(costs.get("agent_prompt_tokens_per_task"), 0),
+            _loop_tokens(costs),
             _num(s["completion_tokens_per_task"], 0),
             str(s["memories_written"]),
             _num(s["wall_s"], 0),
@@ -124,7 +145,9 @@ def markdown_report(results: dict[str, Any]) -> str:
     notes = (
         "\nSuccess is the environment's own verdict. Δ is the paired difference to no-memory on the same tasks, "
         "in percentage points, with a 95% paired-bootstrap interval: an interval above 0 is a lift these tasks "
-        "support; one that straddles 0 is not distinguishable from no lift.\n"
+        "support; one that straddles 0 is not distinguishable from no lift. Rejected actions are the agent's "
+        "actions the environment refused, of all it played; the memory loop's prompt tokens (judge, extractors) "
+        "are per task beside the agent's, with their share of the agent's; \"-\" where the records do not say.\n"
     )
     arms = "\n".join(f"- `{name}`: {ARMS[name].description}" for name in results["arms"])
     memory = memory_markdown(results)
@@ -266,6 +289,7 @@ def build_results(
         "command": reproduce_command(config),
         "stream": [t.to_dict() for t in stream],
         "arms": {arm: summarise(rows) for arm, rows in records.items()},
+        "costs": {arm: arm_costs(rows) for arm, rows in records.items()},
         "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
         "memory": {arm: memory_summary(rows) for arm, rows in records.items()},
         "calibration": {

@@ -40,6 +40,14 @@ def recheck_truth(out_dir: str | Path, environment: Any = None) -> dict[str, int
             environment.close()
 
 
+def item_truth(check, item, task_id: str) -> dict[str, int]:
+    """An item's claims checked by the environment's `check`: a record's typed experience as data
+    (its content is that data rendered), any other item by its text."""
+    if getattr(item, "experience", None) is not None:
+        return check(f"{item.title}. {item.description}.", task_id, experience=item.experience)
+    return check(f"{item.title}. {item.description}. {item.content}", task_id)
+
+
 def _recheck_arm(out_dir: Path, arm: str, check) -> int:
     path = arm_path(out_dir, arm)
     records = read_records(path)
@@ -54,6 +62,6 @@ def _recheck_arm(out_dir: Path, arm: str, check) -> int:
             for row in record.get("written") or []:
                 if "truth" in row and row["id"] in store:  # an item no longer in the bank keeps its row
                     item = store.get(row["id"])
-                    row["truth"] = check(f"{item.title}. {item.description}. {item.content}", record["task_id"])
+                    row["truth"] = item_truth(check, item, record["task_id"])
     rewrite_records(path, records)
     return len(checked)

@@ -26,6 +26,7 @@ calls are the same with or without it.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.envs.action_choice import choose_admissible
 from rbdspy.envs.agent_loop import (
     AIDS_OFF,
     aids_for,
@@ -51,16 +53,18 @@ from rbdspy.envs.base import (
     Environment,
     StepResult,
     TaskRef,
-    things_in_view,
+    Whereabouts,
     trajectory_metadata,
+    whereabouts_note,
     world_of,
 )
-from rbdspy.envs.memory_routes import RouteSuggester
 from rbdspy.envs.signature import NextAction
 from rbdspy.loop.lm_errors import raise_if_setup_error
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
+from rbdspy.maps.suggester import MapSuggester
+from rbdspy.maps.world_map import WorldMap
 from rbdspy.text import clip
-from rbdspy.types import Step, Trajectory, situation_text
+from rbdspy.types import Experience, Step, Trajectory, situation_text
 
 DEFAULT_MAX_STEPS = 30
 DEFAULT_HISTORY_WINDOW = 6
@@ -69,6 +73,7 @@ HISTORY_OBSERVATION_CHARS = 300  # each observation inside the history window
 MAX_ADMISSIBLE_SHOWN = 70
 _PREFIXES = ("action:", "next action:", "> ")
 _LOCKS_GUARD = threading.Lock()
+log = logging.getLogger(__name__)
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
 
 
@@ -119,7 +124,8 @@ class _SharedHook:
 
 def clean_action(raw: Any, admissible: list[str]) -> str:
     """The action an LM meant: its first non-empty line, without quotes, a leading "Action:" or
-    a trailing period; written as in the admissible list when it matches one ignoring case."""
+    a trailing period; then the listed action it means, written as the list writes it (see
+    `choose_admissible`: a respelling of a listed action is sent as listed)."""
     text = str(raw or "").strip()
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     lowered = line.lower()
@@ -128,11 +134,10 @@ def clean_action(raw: Any, admissible: list[str]) -> str:
             line = line[len(prefix) :].strip()
             lowered = line.lower()
     line = line.strip("`'\" ").rstrip(".").strip()
-    by_lower = {a.lower(): a for a in admissible}
-    return by_lower.get(line.lower(), line)
+    return choose_admissible(line, admissible)
 
 
-def _episode_lock(env: Environment) -> threading.Lock:
+def episode_lock(env: Environment) -> threading.Lock:
     """One lock per environment object, shared by every agent (and agent copy) that plays it."""
     with _LOCKS_GUARD:
         lock = getattr(env, "_rbdspy_episode_lock", None)
@@ -148,8 +153,8 @@ def _episode_lock(env: Environment) -> threading.Lock:
 class _Episode:
     """The bookkeeping of one episode, shared by the sync and async loops."""
 
-    def __init__(self, agent: EnvAgent, ref: TaskRef, task: str, memory: str):
-        self.agent, self.ref, self.memory = agent, ref, memory or ""
+    def __init__(self, agent: EnvAgent, ref: TaskRef, task: str, memory: str, experience: list[Experience]):
+        self.agent, self.ref, self.memory, self.experience = agent, ref, memory or "", experience
         self.aids = agent.aids_for(ref)
         self.task = task
         self.prompt_task = task
@@ -162,7 +167,7 @@ class _Episode:
         self.visited: list[str] = []
         self.tried: set[tuple] = set()
         self.status: dict[str, str] | None = None
-        self.suggester: RouteSuggester | None = None
+        self.suggester: MapSuggester | None = None
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
 
     def start(self, first) -> None:
@@ -174,11 +179,12 @@ class _Episode:
         elif description:
             self.prompt_task = description
         self.task = self.task or description
-        if self.aids.suggest:  # routes to what the environment's own description names
-            scope = world_of(self.agent.env, self.ref)
-            self.suggester = RouteSuggester(self.memory, description or self.task, scope)
+        if self.aids.suggest:  # the map's way to what the environment's own description names
+            self.suggester = self.agent.suggester_for(
+                self.ref, description or self.task, first.whereabouts, self.experience
+            )
         self.observation, self.admissible = first.text, first.admissible
-        self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible)))
+        self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts)))
         self.note_status()
 
     def note_status(self) -> None:
@@ -251,13 +257,20 @@ class _Episode:
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
-            self.suggester.played(action, result.valid)
+            where = result.whereabouts
+            self.suggester.played(
+                action,
+                result.valid,
+                where.place if where else None,
+                where.in_view if where else (),
+                where.carrying if where else (),
+            )
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         self.steps.append(
             Step(
                 role=ENV_ROLE,
                 content=result.observation,
-                metadata={"score": result.score, "valid": result.valid, **things_in_view(result.admissible)},
+                metadata={"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)},
             )
         )
         self.window.append((action, result.observation))
@@ -340,8 +353,9 @@ class EnvAgent(dspy.Module):
         repeat_guard: ask once more, with the action struck, when the agent picks an action it
             already played from the same state; if it insists and (with `focus`) an admissible
             action does what the task says, play that one instead (see agent_loop.py).
-        suggest: offer the next step of the route the memory block's action sequences remember
-            to what the task names, first in the admissible list (see memory_routes.py).
+        suggest: offer the next step on the map of the task's world (learned from the typed
+            experiences served as `experience`) towards what the task names, from wherever the
+            agent is, first in the admissible list (see rbdspy.maps).
         focus: list the admissible actions that name something the task names first, and the one
             that does what the task says (if admissible) first of all, named above the observation.
         show_memory: put the memory block in the prompt. False: memory reaches the agent only as
@@ -379,6 +393,20 @@ class EnvAgent(dspy.Module):
         self.suggest = suggest
         self.focus = focus
         self.show_memory = show_memory
+        self._said_placeless = False
+
+    def suggester_for(
+        self, ref: TaskRef, task: str, where: Whereabouts | None, experience: list[Experience]
+    ) -> MapSuggester | None:
+        """The map of the task's world learned from `experience`, following this episode from
+        where it starts; None where the environment names no place (said once per agent)."""
+        if where is None:
+            if not self._said_placeless:
+                log.warning("%s names no place: no map is learned or followed", self.env.name)
+                self._said_placeless = True
+            return None
+        world = WorldMap(experience, world=world_of(self.env, ref))
+        return MapSuggester(world, task, where.place, where.in_view, where.carrying)
 
     def aids_for(self, task_id: str | TaskRef) -> SimpleNamespace:
         """The aids an episode of `task_id` plays with: each as given, or the environment's."""
@@ -400,7 +428,7 @@ class EnvAgent(dspy.Module):
 
     def describe(self, task_id: str | TaskRef) -> str:
         """The task's description text, for `bank(task=agent.describe(tid), task_id=tid)`."""
-        with _episode_lock(self.env):
+        with episode_lock(self.env):
             return self.env.describe(task_id)
 
     def situation(self, task: str = "", task_id: str | TaskRef | None = None, **_: Any) -> str:
@@ -408,7 +436,7 @@ class EnvAgent(dspy.Module):
         milliseconds in TextWorld-Express). The trajectory records the same text, so lessons are
         stored under the situation they were learned in."""
         ref = self._ref(task_id)
-        with _episode_lock(self.env):
+        with episode_lock(self.env):
             first = self.env.reset(ref, admissible=False)
         return situation_text(task or first.task_description, first.text)
 
@@ -425,15 +453,15 @@ class EnvAgent(dspy.Module):
             )
         return TaskRef.parse(task_id) if isinstance(task_id, str) else task_id
 
-    def _plan(self, task: str, memory: str, task_id: str | None) -> Plan:
+    def _plan(self, task: str, memory: str, task_id: str | None, experience: list[Experience] | None) -> Plan:
         """One episode. Environment calls block (py4j round trips, ~100 ms for ScienceWorld's
         admissible list), so they are Blocking requests: an async caller runs them in a worker
         thread and its event loop keeps serving other episodes."""
         ref = self._ref(task_id)
-        lock = _episode_lock(self.env)
+        lock = episode_lock(self.env)
         yield Blocking(lock.acquire)
         try:
-            episode = _Episode(self, ref, task, memory)
+            episode = _Episode(self, ref, task, memory, list(experience or []))
             episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
                 try:
@@ -456,8 +484,12 @@ class EnvAgent(dspy.Module):
         finally:
             lock.release()
 
-    def forward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
-        return run(self._plan(task, memory, task_id))
+    def forward(
+        self, task: str = "", memory: str = "", task_id: str | None = None, experience: list[Experience] | None = None
+    ) -> dspy.Prediction:
+        return run(self._plan(task, memory, task_id, experience))
 
-    async def aforward(self, task: str = "", memory: str = "", task_id: str | None = None) -> dspy.Prediction:
-        return await arun(self._plan(task, memory, task_id))
+    async def aforward(
+        self, task: str = "", memory: str = "", task_id: str | None = None, experience: list[Experience] | None = None
+    ) -> dspy.Prediction:
+        return await arun(self._plan(task, memory, task_id, experience))

@@ -12,7 +12,7 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   environment without it gets no line).
 - Suggested action (`suggest`): where the memory block holds action sequences (past episodes, the
   gold-exemplar control), the next step of the route they remember to what the task names is shown
-  first in the admissible list and named above the observation (`memory_routes.RouteSuggester`).
+  first in the admissible list and named above the observation (`rbdspy.maps.MapSuggester`).
 - Task focus (`focus`): admissible actions that name something the task names are listed first
   ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise;
   an admissible action that does what the task says (its verb, every thing it names: "eat grape")
@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-
-from rbdspy.envs.memory_routes import names, task_things
 
 
 def status_of(env: Any) -> dict[str, str] | None:
@@ -69,6 +67,28 @@ def state_key(status: dict[str, str] | None, observation: str) -> tuple[str, ...
 
 
 _WORDS = re.compile(r"[a-z0-9]+")
+_LEADING_VERB = re.compile(r"^\s*[a-z]+\s+(?:the\s+|a\s+|an\s+)?")
+_RELATION = re.compile(r"\s+(?:on|in|into|onto|from|with|to)\s+(?:the\s+|a\s+|an\s+)?")
+_FILLER = frozenset({"the", "a", "an", "of"})
+
+
+def task_things(task: str) -> list[frozenset[str]]:
+    """The things an imperative task names, in order, each as its words: "Put the loaf of bread
+    on the stand." -> [{loaf, bread}, {stand}]. Only the task's first line is read."""
+    first = (task or "").strip().splitlines()[0].lower() if (task or "").strip() else ""
+    body = _LEADING_VERB.sub("", first.rstrip(". !?"), count=1)
+    things = []
+    for part in _RELATION.split(body):
+        words = frozenset(_WORDS.findall(part)) - _FILLER
+        if words:
+            things.append(words)
+    return things
+
+
+def names(action: str, thing: frozenset[str]) -> bool:
+    return bool(thing) and thing <= set(_WORDS.findall(action.lower()))
+
+
 # Words that name no thing: a shared "the" or "go" says nothing about the task.
 _STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "with", "and", "go", "put", "take"})
 

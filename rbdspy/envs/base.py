@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.action_text import things_named
+from rbdspy.maps.experience import WHEREABOUTS
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]
@@ -28,8 +29,6 @@ T = TypeVar("T")
 
 # Roles of the steps `play` and the agent write. Only "agent" steps are actions sent to the
 # environment; replaying a trajectory means replaying exactly those.
-AGENT_ROLE = "agent"
-ENV_ROLE = "env"
 ERROR_ROLE = "error"
 
 
@@ -80,13 +79,27 @@ class TaskRef(BaseModel):
         return cls(env=env, task_type=task_type, split=split, variation=int(variation), params=params)
 
 
+class Whereabouts(BaseModel):
+    """Where the agent is, as the environment names it: the place (a room, a page), the things in
+    view there and what the agent carries. What a map of a world is learned from; an environment
+    that names no place gives none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    place: str
+    in_view: list[str] = Field(default_factory=list)
+    carrying: list[str] = Field(default_factory=list)
+
+
 class Observation(BaseModel):
-    """What the agent sees after a reset: the first observation, the task description and the
-    admissible actions (a compact, capped list; see each adapter for how it is chosen)."""
+    """What the agent sees after a reset: the first observation, the task description, the
+    admissible actions (a compact, capped list; see each adapter for how it is chosen) and,
+    where the environment names places, where the agent is (`whereabouts`)."""
 
     text: str
     task_description: str
     admissible: list[str] = Field(default_factory=list)
+    whereabouts: Whereabouts | None = None
 
 
 class StepResult(BaseModel):
@@ -103,6 +116,7 @@ class StepResult(BaseModel):
     won: bool
     valid: bool = True
     admissible: list[str] = Field(default_factory=list)
+    whereabouts: Whereabouts | None = None
 
 
 @runtime_checkable
@@ -151,8 +165,14 @@ class EnvironmentBase:
         raise NotImplementedError
 
     def world_of(self, task: TaskRef | str) -> str | None:
-        """The persistent world `task` is played in, where every episode starts in the same place
-        ("textworld/1"), or None: the tasks share no world an episode's places hold in."""
+        """The world that persists `task` is played in ("textworld/1": the same places and fixed
+        things in every task of it, whatever room an episode starts in), or None: the tasks share
+        no world an episode's places hold in."""
+        return None
+
+    def whereabouts(self) -> Whereabouts | None:
+        """Where the agent is now (place, things in view, what it carries), or None where the
+        environment names no place (then no map is learned from its episodes)."""
         return None
 
     def describe(self, task: TaskRef | str) -> str:
@@ -174,13 +194,19 @@ class EnvironmentBase:
     def _observation(self, text: str, description: str, admissible: bool) -> Observation:
         """What a reset returns, with the admissible actions when asked for."""
         actions = self.admissible_actions() if admissible else []
-        return Observation(text=text, task_description=description, admissible=actions)
+        return Observation(text=text, task_description=description, admissible=actions, whereabouts=self.whereabouts())
 
     def _step_result(self, observation: str, valid: bool, admissible: bool) -> StepResult:
         """What a step returns, read from the adapter's score, done and success after the step."""
         actions = self.admissible_actions() if admissible else []
         return StepResult(
-            observation=observation, score=self.score, done=self.done, won=self.success, valid=valid, admissible=actions
+            observation=observation,
+            score=self.score,
+            done=self.done,
+            won=self.success,
+            valid=valid,
+            admissible=actions,
+            whereabouts=self.whereabouts(),
         )
 
     def _task(self, task: TaskRef | str) -> TaskRef:
@@ -272,12 +298,11 @@ def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) 
     }
 
 
-def things_in_view(admissible: Sequence[str] | None) -> dict[str, list[str]]:
-    """An observation step's note of what is in view (`things`, the objects of its `examine` /
-    `look at` actions; the action record's places are read from it); nothing when the environment
-    listed no such action."""
-    things = things_named(admissible)
-    return {"things": things} if things else {}
+def whereabouts_note(whereabouts: Whereabouts | None) -> dict[str, Any]:
+    """An observation step's note of where the agent is (`place`, `in_view`, `carrying`), the
+    typed experience of the episode is read from (`rbdspy.experience`); nothing where the
+    environment names no place."""
+    return {WHEREABOUTS: whereabouts.model_dump()} if whereabouts is not None else {}
 
 
 def play(
@@ -286,29 +311,28 @@ def play(
     actions: Sequence[str],
     *,
     stop_at_done: bool = True,
-    things: bool = False,
+    places: bool = False,
 ) -> Trajectory:
     """Replays `actions` from a fresh reset of `task` and returns the Trajectory with the
     environment's ground-truth `outcome`.
 
     Steps alternate role "env" (observations, starting with the initial one) and "agent"
     (actions). With `stop_at_done` the replay stops when the environment says the episode is
-    over, so the trajectory holds only the actions that were actually played. With `things`
-    each observation notes what is in view as EnvAgent does (`things_in_view`; it asks the
-    environment for its admissible actions, which is slow on ScienceWorld).
+    over, so the trajectory holds only the actions that were actually played. With `places`
+    each observation notes where the agent is as EnvAgent does (`whereabouts_note`).
     """
     ref = TaskRef.parse(task) if isinstance(task, str) else task
-    first = env.reset(ref, admissible=things)
-    steps = [Step(role=ENV_ROLE, content=first.text, metadata=things_in_view(first.admissible) if things else {})]
+    first = env.reset(ref, admissible=False)
+    steps = [Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts) if places else {})]
     played = 0
     done = False
     for action in actions:
         if done and stop_at_done:
             break
-        result = env.step(action, admissible=things)
+        result = env.step(action, admissible=False)
         played += 1
         done = result.done
-        seen = things_in_view(result.admissible) if things else {}
+        seen = whereabouts_note(result.whereabouts) if places else {}
         steps.append(Step(role=AGENT_ROLE, content=action))
         steps.append(
             Step(

@@ -23,17 +23,39 @@ Not thread-safe: one episode at a time per adapter; use one adapter per worker.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, interleave
+from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
 from rbdspy.envs.scienceworld_actions import ambiguity_choices, compact_actions
 
 NAME = "scienceworld"
 UNKNOWN_ACTION = "No known action matches that input."
 EMPTY_ACTION = "No action given."
+WORLD = "scienceworld/house"
+# "This room is called the kitchen." / "This outside location is called the outside."
+_PLACE = re.compile(r"is called the ([^.\n]+)\.")
+_DOOR_TO = re.compile(r"^door to (.+)$")
+_CARRIED = re.compile(r"^\s+(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
+# Objects every room has, which nobody goes anywhere for.
+_EVERYWHERE = frozenset({"agent", "air"})
+
+
+def carried_things(inventory: str) -> list[str]:
+    """The things an inventory reply lists ("In your inventory, you see:\\n\\ta dove egg")."""
+    return [m.group(1).strip() for m in _CARRIED.finditer(inventory or "")]
+
+
+def things_in_view(objects: list[str], place: str) -> list[str]:
+    """The objects the simulator lets the agent refer to, less the rooms (a room is a place, and
+    its door an edge of the map), the agent and the air; sorted, once each."""
+    rooms = {m.group(1) for o in objects if (m := _DOOR_TO.match(o))} | {place}
+    kept = {o for o in objects if o not in _EVERYWHERE and o not in rooms and not _DOOR_TO.match(o)}
+    kept -= {o for o in kept if o.endswith(" door") and o[: -len(" door")] in rooms}
+    return sorted(kept)
 
 
 def _start_simulator(step_limit: int):
@@ -193,6 +215,25 @@ class ScienceWorld(EnvironmentBase):
     @property
     def done(self) -> bool:
         return self._done
+
+    def world_of(self, task: TaskRef | str) -> str:
+        """Every task is played in the same house (rooms, doors and fixed appliances); the
+        simplifications change what the house allows, so they name a world of their own."""
+        self._task(task)
+        return f"{WORLD}?{self.simplifications}" if self.simplifications else WORLD
+
+    def whereabouts(self) -> Whereabouts | None:
+        """The room the simulator's free look names, the objects in reach there and the
+        inventory (free actions: no move is spent)."""
+        if self._current is None:
+            return None
+        place = _PLACE.search(str(self._server.freeActionLook()))
+        if place is None:
+            return None
+        room = place.group(1).strip()
+        objects = [str(o) for o in self._server.getPossibleObjects()]
+        carrying = carried_things(str(self._server.freeActionInventory()))
+        return Whereabouts(place=room, in_view=things_in_view(objects, room), carrying=carrying)
 
     # ---- references ----------------------------------------------------------------------
 

@@ -24,10 +24,11 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, interleave
+from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import HouseCatalogue, HouseQuest, HouseSpec, _textworld, entity_names, start_game
 from rbdspy.envs.textworld_truth import lesson_truth
+from rbdspy.types import Experience
 
 NAME = "textworld"
 SHUFFLED = "shuffled"
@@ -40,6 +41,20 @@ INFO_ACTIONS = ("look", "inventory")
 # The interpreter's prompt and status bar ("\n>   ...   -= Canteen =-0/3") end every reply.
 _PROMPT_TAIL = re.compile(r"\n>[^\n]*$")
 _ROOM = re.compile(r"-=\s*(.+?)\s*=-")
+_EXAMINE = re.compile(r"^examine\s+(.+)$")
+_CARRIED = re.compile(r"^\s*(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
+
+
+def things_examinable(admissible: Sequence[str]) -> list[str]:
+    """The things the game lets the player examine ("examine mug"): what is in view or in hand."""
+    found = dict.fromkeys(m.group(1).strip().lower() for a in admissible if (m := _EXAMINE.match(a.strip().lower())))
+    return list(found)
+
+
+def carried_things(inventory: str) -> list[str]:
+    """The things an inventory reply lists ("You are carrying:\\n  a cashew")."""
+    listing = inventory.split(":", 1)[1] if ":" in inventory else ""
+    return [m.group(1).lower().rstrip(".").strip() for m in _CARRIED.finditer(listing)]
 
 
 @functools.lru_cache(maxsize=8)
@@ -151,9 +166,10 @@ class TextWorldHouses(EnvironmentBase):
         """The map and where things are in world `seed`, as memory items naming that world."""
         return oracle_items(self.facts(seed), world_label(seed))
 
-    def lesson_truth(self, text: str, task: TaskRef | str) -> dict[str, int]:
-        """How many claims `text` makes about the task's world, and how many are true."""
-        return lesson_truth(text, self.facts(int(self._task(task).task_type)))
+    def lesson_truth(self, text: str, task: TaskRef | str, experience: Experience | None = None) -> dict[str, int]:
+        """How many claims `text` (and an item's typed `experience`) make about the task's world,
+        and how many are true."""
+        return lesson_truth(text, self.facts(int(self._task(task).task_type)), experience)
 
     @staticmethod
     def shuffled_world(split: str, index: int) -> int:
@@ -227,6 +243,16 @@ class TextWorldHouses(EnvironmentBase):
         carrying = str(self._state.inventory or "").strip()
         carrying = carrying.split(":", 1)[1].strip().rstrip(".") if ":" in carrying else "nothing"
         return {"location": room.group(1).lower() if room else "", "inventory": carrying}
+
+    def whereabouts(self) -> Whereabouts | None:
+        """The room the game's description names, the things the player may examine there that
+        it does not carry, and what it carries."""
+        status = self.status()
+        if not status or not status["location"]:
+            return None
+        carrying = carried_things(str(self._state.inventory or ""))
+        in_view = [t for t in things_examinable(self._admissible_all) if t not in carrying]
+        return Whereabouts(place=status["location"], in_view=in_view, carrying=carrying)
 
     @property
     def success(self) -> bool:

@@ -27,8 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rbdspy.action_text import move_of, places, prose_of
 from rbdspy.envs.textworld_facts import HouseFacts
+from rbdspy.envs.textworld_record_text import move_of, places, prose_of
+from rbdspy.types import Experience
 
 DIRECTION_WORDS = ("north", "south", "east", "west")
 _SENTENCES = re.compile(r"[.;!?\n]+")
@@ -173,7 +174,25 @@ def _room_after(moves: list[str], facts: HouseFacts) -> str | None:
     return room
 
 
-def lesson_truth(text: str, facts: HouseFacts) -> dict[str, int]:
-    """A lesson's claims counted: how many, how many true (0 and 0 for a lesson with none)."""
-    found = claims(text, facts)
+def experience_claims(experience: Experience, facts: HouseFacts) -> list[Claim]:
+    """A typed experience's sightings: each thing the world knows, seen in a place before the
+    episode held it, is in that room."""
+    room_of = {thing.lower(): room for thing, room in facts.room_of.items()}
+    seen = [(experience.start, t) for t in experience.in_view] if experience.start else []
+    held = set(experience.carrying)
+    for step in experience.steps:
+        held |= set(step.carrying)
+        if step.arrived:
+            seen += [(step.arrived, t) for t in step.in_view if t not in held]
+    out = []
+    for place, thing in dict.fromkeys(seen):
+        if thing.lower() in room_of:
+            out.append(Claim("place", f"{place}: {thing}", room_of[thing.lower()] == place.lower()))
+    return out
+
+
+def lesson_truth(text: str, facts: HouseFacts, experience: Experience | None = None) -> dict[str, int]:
+    """A lesson's claims counted: how many, how many true (0 and 0 for a lesson with none); an
+    item's typed experience is checked as data."""
+    found = claims(text, facts) + (experience_claims(experience, facts) if experience is not None else [])
     return {"claims": len(found), "true": sum(c.true for c in found)}

@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, interleave
+from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
 
 NAME = "twx"
@@ -38,11 +38,22 @@ INFO_ACTIONS = ("look around", "inventory", "task")
 # Games whose packaged gold agent explores by an unseeded random walk (see gold_path).
 RANDOM_WALK_GOLD = frozenset({"coin", "twc"})
 _LOCATION = re.compile(r"You are in the ([^.]+)\.")
+# The objects of the game's valid actions ("take coin", "open fridge"); doors are the map's edges.
+_OBJECT = re.compile(r"^(?:take|open|close|examine|eat|read|cook|put)\s+(?!door\b)(.+?)(?:\s+(?:in|on)\s+.+)?$")
+_CARRIED = re.compile(r"^\s+(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
 
 
 def _location(state: dict) -> str:
     match = _LOCATION.search(str(state.get("look") or state.get("observation") or ""))
     return match.group(1) if match else ""
+
+
+def _things_in_view(valid_actions: Sequence[str]) -> list[str]:
+    return sorted({m.group(1) for a in valid_actions if (m := _OBJECT.match(str(a)))})
+
+
+def _carried(inventory: str) -> list[str]:
+    return [m.group(1) for m in _CARRIED.finditer(inventory.split(":", 1)[1] if ":" in inventory else "")]
 
 
 def _start_simulator(step_limit: int):
@@ -191,6 +202,16 @@ class TextWorldExpress(EnvironmentBase):
             obs = str(self._state.get("observation", ""))
             valid = not obs.startswith(UNKNOWN_ACTION)
         return self._step_result(obs, valid, admissible)
+
+    def whereabouts(self) -> Whereabouts | None:
+        """The room the game's look names, the objects its valid actions name (less what the
+        player carries) and its inventory."""
+        place = _location(self._state) if self._current is not None else ""
+        if not place:
+            return None
+        carrying = _carried(str(self._state.get("inventory", "")))
+        in_view = [t for t in _things_in_view(self._state.get("validActions", [])) if t not in carrying]
+        return Whereabouts(place=place, in_view=in_view, carrying=carrying)
 
     def admissible_actions(self) -> list[str]:
         """The game's valid actions: information actions first, then sorted, capped."""

@@ -27,9 +27,18 @@ from rbdspy.memory import MemoryStore, format_memory_block
 from rbdspy.memory.consolidation import ConsolidationPolicy
 from rbdspy.memory.defence import Quarantine
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, as_renderer
-from rbdspy.types import MemoryItem
+from rbdspy.types import Experience, MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
+EXPERIENCE_FIELD = "experience"  # the agent input that receives served items' typed experiences
+
+
+def experiences_of(items: Iterable[Any]) -> list[Experience]:
+    """The typed experiences among served items (memory items, or a control's item dicts)."""
+    found = (item.get("experience") if isinstance(item, dict) else getattr(item, "experience", None) for item in items)
+    return [Experience.model_validate(e) if isinstance(e, dict) else e for e in found if e is not None]
+
+
 QUERY_KINDS = ("situation", "task")
 QueryKind = Literal["situation", "task"]
 # The retrieval defaults (see README, "Memory that helps"): chosen by measurement.
@@ -157,6 +166,7 @@ class ReasoningBank(dspy.Module):
         if query not in QUERY_KINDS:
             raise ValueError(f"query must be one of {', '.join(QUERY_KINDS)}; got {query!r}")
         self.agent = agent
+        self._takes_experience = accepts_input(agent, EXPERIENCE_FIELD)
         self.store = store
         self.retriever = MemoryRetriever(store, k=k, scope=scope, ranking=ranking, min_similarity=min_similarity)
         if judge is not None and not isinstance(judge, Judge):
@@ -214,8 +224,12 @@ class ReasoningBank(dspy.Module):
         return task_text(task_inputs, self.task_field)
 
     def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem]) -> dict[str, Any]:
-        """The agent's inputs: the task's, plus the served items as a fenced memory block."""
-        return {**task_inputs, self.memory_field: format_memory_block(used)}
+        """The agent's inputs: the task's, plus the served items as a fenced memory block, and, to
+        an agent that takes an `experience` input (EnvAgent), the served items' typed experiences."""
+        inputs = {**task_inputs, self.memory_field: format_memory_block(used)}
+        if self._takes_experience:
+            inputs[EXPERIENCE_FIELD] = experiences_of(used)
+        return inputs
 
     def recall_plan(self, task_inputs: dict[str, Any]) -> Plan:
         """Plan -> `Recall`: the task, its situation (when the agent declares one), its world

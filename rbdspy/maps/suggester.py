@@ -1,0 +1,104 @@
+"""The next step a map offers an agent during one episode.
+
+From wherever the agent is now, towards the task's first target not yet done (`targets.py`): the
+first way of the shortest path the map knows, or, where that way is not open yet, what was done
+first where it was learned (a door opened); in the target's place, the action that once put the
+thing in hand. A suggestion is always one of the admissible actions the environment lists now, as
+it writes it, or nothing: never a command, never text from memory.
+
+A target is done when the thing is in hand (one the map knows how to take), when an accepted action
+named it in one of its places (one nobody took: "put mug on stand"), when the agent reached it (a
+place), or, for a kind of thing, when the agent came to hold something where such things were
+found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rbdspy.maps.targets import Target, task_targets
+from rbdspy.maps.words import admissible_form, names, same_action
+from rbdspy.maps.world_map import WorldMap
+
+
+class MapSuggester:
+    """Follows one episode (`played`) and offers the next step on the map (`suggest`)."""
+
+    def __init__(
+        self,
+        world: WorldMap,
+        task: str,
+        place: str | None,
+        in_view: Sequence[str] = (),
+        carrying: Sequence[str] = (),
+    ):
+        self.map = world
+        self.targets: list[Target] = task_targets(task, world)
+        self.place = place
+        self.in_view = list(in_view)
+        self.carrying = list(carrying)
+        self.at_start = set(carrying)
+        self.done = 0  # targets done, in order
+        self.searched: set[str] = set()  # places of the current target found without it
+        self.stayed: str | None = None  # the last action, when it led nowhere
+        self._advance(None)
+
+    @property
+    def target(self) -> Target | None:
+        return self.targets[self.done] if self.done < len(self.targets) else None
+
+    def suggest(self, admissible: Sequence[str]) -> str | None:
+        """The next step towards the current target, as `admissible` writes it; None when the map
+        knows no way from here or the step is not admissible now."""
+        target = self.target
+        if target is None or not self.place:
+            return None
+        way = self.map.way(self.place, [p for p in target.places if p not in self.searched][:1])
+        if way is None:
+            return None
+        if not way:  # there: take it, where the map knows how
+            taking = self.map.taking(target.name) if target.carry else None
+            return admissible_form(taking, admissible) if taking else None
+        edge = way[0]
+        # A way listed but not open (a closed door some games list the move through) led nowhere
+        # when tried: what was done first where the way was learned comes first then.
+        first = edge.before if self.stayed and same_action(self.stayed, edge.action) else (edge.action, *edge.before)
+        for step in first:
+            form = admissible_form(step, admissible)
+            if form is not None and not (self.stayed and same_action(self.stayed, form)):
+                return form
+        return None
+
+    def played(
+        self, action: str, accepted: bool, place: str | None, in_view: Sequence[str] = (), carrying: Sequence[str] = ()
+    ) -> None:
+        """What the agent did, and where it is now, what is in view there and what it carries."""
+        moved = bool(place) and place != self.place
+        self.stayed = None if moved else action
+        self.place = place or self.place
+        self.in_view, self.carrying = list(in_view), list(carrying)
+        self._advance(action if accepted and not moved else None)
+
+    def _advance(self, action: str | None) -> None:
+        while (target := self.target) is not None and self._is_done(target, action):
+            self.done += 1
+            self.searched = set()
+        target = self.target
+        if target is not None and target.thing and self.place in target.places and not self._in_view(target.name):
+            self.searched.add(self.place)  # not here this time: look in the next place it was seen
+
+    def _in_view(self, name: str) -> bool:
+        return self._holds(name) or any(names(t, name) or names(name, t) for t in self.in_view)
+
+    def _holds(self, name: str) -> bool:
+        return any(names(c, name) or names(name, c) for c in self.carrying)
+
+    def _is_done(self, target: Target, action: str | None) -> bool:
+        here = self.place in target.places
+        if target.kind:  # what satisfied such tasks came to be carried there
+            return here and bool(set(self.carrying) - self.at_start)
+        if not target.thing:
+            return here
+        if target.carry:
+            return self._holds(target.name)
+        return here and action is not None and names(action, target.name)

@@ -1,0 +1,54 @@
+"""Names compared by their words: how a map matches what a task, an action or an inventory says
+to the places and things an environment named, whatever game's grammar wrote them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"[a-z0-9]+")
+# English function words: two names that differ only in these name the same thing.
+FUNCTION_WORDS = frozenset(
+    {"a", "an", "the", "to", "of", "in", "on", "into", "onto", "at", "from", "with", "and", "or", "for", "it", "its"}
+)
+
+
+def words(text: str) -> frozenset[str]:
+    """The content words of `text`: lower case, punctuation, underscores and hyphens as spaces,
+    function words left out."""
+    return frozenset(_WORD.findall((text or "").lower().replace("_", " "))) - FUNCTION_WORDS
+
+
+def names(text: str, name: str) -> bool:
+    """Whether `text` names `name`: every content word of the name is in the text."""
+    wanted = words(name)
+    return bool(wanted) and wanted <= words(text)
+
+
+def same_action(a: str, b: str) -> bool:
+    """Whether two actions say the same thing ("open door to kitchen", "open kitchen door")."""
+    return a.strip().lower() == b.strip().lower() or (bool(words(a)) and words(a) == words(b))
+
+
+def admissible_form(action: str, admissible: Iterable[str]) -> str | None:
+    """`action` as the admissible list writes it, or None when the list does not hold it. A list
+    may shorten an action where it is unambiguous ("open door" in a room with one door): the one
+    listed action with the same first word whose words are all among the action's counts too."""
+    listed = list(admissible)
+    lowered = action.strip().lower()
+    exact = next((a for a in listed if a.strip().lower() == lowered), None)
+    if exact is not None:
+        return exact
+    same = next((a for a in listed if same_action(a, action)), None)
+    if same is not None:
+        return same
+    verb = lowered.split()[0] if lowered.split() else ""
+    wanted = words(action)
+    shorter = [a for a in listed if a.lower().split()[:1] == [verb] and len(words(a)) >= 2 and words(a) < wanted]
+    return shorter[0] if len(shorter) == 1 else None
+
+
+def similarity(a: str, b: str) -> float:
+    """The share of content words two texts have in common (Jaccard)."""
+    left, right = words(a), words(b)
+    return len(left & right) / len(left | right) if left | right else 0.0

@@ -1,0 +1,175 @@
+"""A map of one world that persists, learned from typed experiences (`rbdspy.types.Experience`).
+
+What it holds, all read from the places and things the environment named:
+
+- ways between places: the action that led from one place to another, and what was done first
+  where it was taken (a door opened), learned from any episode, so ways compose across episodes
+  (a thing seen in one quest, reached through a door learned in another);
+- where each thing was seen (how many episodes saw it in each place), and the action that put a
+  thing in hand;
+- what each episode handled: the things it came to carry, where, and whether it won, which tells
+  the map where a kind of thing was found for a task like the one at hand.
+
+Nothing here knows a game's grammar: a move is an action after which the place changed; a
+prerequisite is what was done in that place just before, chosen by the words it shares with the
+way out (see `_prerequisites`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rbdspy.maps.words import names, words
+from rbdspy.types import Experience, ExperienceStep
+
+# At most this many actions done in a place before leaving it are kept as what the way out needs.
+MAX_PREREQUISITES = 3
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A way from `source` to `target`: `action`, after `before` where it was not yet possible."""
+
+    source: str
+    target: str
+    action: str
+    before: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Handled:
+    """A thing an episode came to carry: in which task, where, and whether the episode won."""
+
+    task: str
+    thing: str
+    place: str
+    won: bool | None
+
+
+def _moved(step: ExperienceStep) -> bool:
+    return step.accepted and bool(step.place) and bool(step.arrived) and step.place != step.arrived
+
+
+def _prerequisites(steps: Sequence[ExperienceStep], index: int) -> tuple[str, ...]:
+    """What the move at `index` needed first: of the accepted actions done in its place just before
+    it (since arriving, newest first), the last one unless it put something in hand, then any
+    earlier one sharing a word with the move, its destination or an action already kept (an
+    "unlock" before an "open" of the same door). In the order they were played."""
+    move = steps[index]
+    run: list[ExperienceStep] = []
+    for step in reversed(steps[:index]):
+        if _moved(step) or step.place != move.place:
+            break
+        if step.accepted:
+            run.append(step)
+    kept: list[str] = []
+    related = set(words(move.action)) | set(words(move.arrived or ""))
+    for position, step in enumerate(run[:MAX_PREREQUISITES]):
+        took = bool(set(step.carrying) - set(_carrying_before(steps, steps.index(step))))
+        if took:
+            continue
+        if position == 0 or words(step.action) & related:
+            kept.append(step.action)
+            related |= words(step.action)
+    return tuple(reversed(kept))
+
+
+def _among(thing: str, held: set[str]) -> bool:
+    return any(names(h, thing) or names(thing, h) for h in held)
+
+
+def _carrying_before(steps: Sequence[ExperienceStep], index: int) -> list[str]:
+    return list(steps[index - 1].carrying) if index > 0 else []
+
+
+class WorldMap:
+    """The map of `world` (every experience given, when None) learned from `experiences`."""
+
+    def __init__(self, experiences: Iterable[Experience] = (), world: str | None = None):
+        self.world = world
+        self.edges: dict[str, dict[str, Edge]] = {}
+        self.sightings: dict[str, Counter[str]] = {}
+        self.taken_by: dict[str, str] = {}
+        self.handled: list[Handled] = []
+        self.places: set[str] = set()
+        self.episodes = 0
+        for experience in experiences:
+            self.add(experience)
+
+    def add(self, experience: Experience) -> bool:
+        """Learns from one experience of this map's world; False (and nothing learned) for another
+        world's. A thing is counted where it was seen before the episode first held it: where the
+        agent left it says nothing about where the world keeps it."""
+        if self.world is not None and experience.world != self.world:
+            return False
+        self.episodes += 1
+        seen: set[tuple[str, str]] = set()
+        held: set[str] = set(experience.carrying)
+        if experience.start:
+            self.places.add(experience.start)
+            seen |= {(t, experience.start) for t in experience.in_view}
+        carrying = list(experience.carrying)
+        for index, step in enumerate(experience.steps):
+            for place in (step.place, step.arrived):
+                if place:
+                    self.places.add(place)
+            if _moved(step):
+                self.edges.setdefault(step.place, {}).setdefault(
+                    step.arrived, Edge(step.place, step.arrived, step.action, _prerequisites(experience.steps, index))
+                )
+            elif step.accepted and step.place:
+                for thing in (t for t in step.carrying if t not in carrying):
+                    self.taken_by.setdefault(thing, step.action)
+                    self.handled.append(Handled(experience.task, thing, step.place, experience.won))
+            held |= set(step.carrying)
+            if step.arrived:
+                seen |= {(t, step.arrived) for t in step.in_view if not _among(t, held)}
+            carrying = list(step.carrying)
+        for thing, place in seen:
+            self.sightings.setdefault(thing, Counter())[place] += 1
+        return True
+
+    @property
+    def things(self) -> set[str]:
+        """Every thing the map has seen somewhere or seen carried."""
+        return set(self.sightings) | set(self.taken_by)
+
+    def where(self, thing: str) -> list[str]:
+        """The places `thing` was seen (a seen name and `thing` naming each other), the place more
+        episodes saw it in first."""
+        counts: Counter[str] = Counter()
+        for seen, places in self.sightings.items():
+            if names(seen, thing) or names(thing, seen):
+                counts.update(places)
+        return [place for place, _ in counts.most_common()]
+
+    def taking(self, thing: str) -> str | None:
+        """The action that once put `thing` (or a thing it names, or that names it) in hand."""
+        for carried, action in self.taken_by.items():
+            if names(carried, thing) or names(thing, carried):
+                return action
+        return None
+
+    def way(self, source: str, goals: Iterable[str]) -> list[Edge] | None:
+        """The fewest ways from `source` to the nearest of `goals` ([] when already there), None
+        when the map knows none."""
+        goals = set(goals)
+        if source in goals:
+            return []
+        previous: dict[str, Edge] = {}
+        queue = deque([source])
+        while queue:
+            place = queue.popleft()
+            for target, edge in self.edges.get(place, {}).items():
+                if target in previous or target == source:
+                    continue
+                previous[target] = edge
+                if target in goals:
+                    path = [edge]
+                    while path[0].source != source:
+                        path.insert(0, previous[path[0].source])
+                    return path
+                queue.append(target)
+        return None

@@ -1,0 +1,125 @@
+"""The map learned from typed experiences: ways between places (with what must be done first),
+where things were seen, ways that compose across episodes, from any start, and targets read from
+the task (named, or by what satisfied a task like it)."""
+
+from rbdspy.maps.suggester import MapSuggester
+from rbdspy.maps.targets import task_targets
+from rbdspy.maps.words import admissible_form, same_action
+from rbdspy.maps.world_map import WorldMap
+from rbdspy.types import Experience, ExperienceStep, MemoryItem
+
+
+def _step(place, action, arrived=None, in_view=(), carrying=(), accepted=True):
+    return ExperienceStep(
+        place=place,
+        action=action,
+        accepted=accepted,
+        arrived=arrived or place,
+        in_view=list(in_view),
+        carrying=list(carrying),
+    )
+
+
+# A hall with a closed door to a kitchen (a mug there); the kitchen opens onto a garden (a bird).
+TO_KITCHEN = Experience(
+    world="house",
+    task="Put the mug on the table.",
+    start="hall",
+    in_view=["table"],
+    steps=[
+        _step("hall", "look around", in_view=["table"]),
+        _step("hall", "open door to kitchen", in_view=["table"]),
+        _step("hall", "go to kitchen", "kitchen", ["mug", "stove"]),
+        _step("kitchen", "pick up mug", in_view=["stove"], carrying=["mug"]),
+        _step("kitchen", "go to hall", "hall", ["table"], ["mug"]),
+        _step("hall", "put mug on table", in_view=["table", "mug"]),
+    ],
+    won=True,
+)
+TO_GARDEN = Experience(
+    world="house",
+    task="Your task is to find an animal. Then move it to the table.",
+    start="kitchen",
+    steps=[
+        _step("kitchen", "open door to garden"),
+        _step("kitchen", "go to garden", "garden", ["bird", "tree"]),
+        _step("garden", "pick up bird", in_view=["tree"], carrying=["bird egg"]),
+    ],
+    won=True,
+)
+
+
+def test_ways_and_what_must_be_done_first_are_learned_from_typed_steps():
+    world = WorldMap([TO_KITCHEN])
+    door = world.edges["hall"]["kitchen"]
+    assert (door.action, door.before) == ("go to kitchen", ("open door to kitchen",))
+    assert world.edges["kitchen"]["hall"].before == ()  # picking the mug up opened nothing
+    assert world.where("mug") == ["kitchen"] and world.taking("mug") == "pick up mug"
+    assert world.where("table") == ["hall"]  # where the episode put the mug is not where the world keeps it
+    assert world.where("mug") == ["kitchen"]
+
+
+def test_ways_compose_across_episodes_and_another_worlds_are_left_out():
+    other = TO_GARDEN.model_copy(update={"world": "elsewhere"})
+    world = WorldMap([TO_KITCHEN, TO_GARDEN, other], world="house")
+    assert world.episodes == 2
+    assert [e.action for e in world.way("hall", ["garden"])] == ["go to kitchen", "go to garden"]
+    assert world.way("garden", ["hall"]) is None  # no episode went that way
+    assert world.way("hall", ["hall"]) == []
+
+
+def test_the_suggester_leads_from_any_start_and_opens_the_door_first():
+    world = WorldMap([TO_KITCHEN])
+    suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
+    assert suggester.suggest(["look around", "open kitchen door"]) == "open kitchen door"  # as the list writes it
+    suggester.played("open kitchen door", True, "hall", ["table"])
+    assert suggester.suggest(["go to kitchen", "close door to kitchen"]) == "go to kitchen"
+    suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
+    assert suggester.suggest(["pick up mug", "go to hall"]) == "pick up mug"
+    suggester.played("pick up mug", True, "kitchen", ["stove"], ["mug"])
+    assert suggester.suggest(["go to hall", "pick up stove"]) == "go to hall"
+    suggester.played("go to hall", True, "hall", ["table"], ["mug"])
+    assert suggester.suggest(["put mug on table", "look around"]) is None  # what to do with it is the agent's
+
+
+def test_a_suggestion_is_only_ever_an_admissible_action():
+    world = WorldMap([TO_KITCHEN])
+    suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
+    assert suggester.suggest(["look around"]) is None
+    assert MapSuggester(world, "Put the mug on the table.", "attic").suggest(["go to kitchen"]) is None  # unknown place
+    assert MapSuggester(WorldMap(), "Put the mug on the table.", "hall").suggest(["go to kitchen"]) is None
+
+
+def test_a_kind_of_thing_is_looked_for_where_a_task_like_it_was_won():
+    world = WorldMap([TO_KITCHEN, TO_GARDEN])
+    targets = task_targets("Your task is to find an animal. Then move it to the table.", world)
+    assert [(t.kind, t.places) for t in targets] == [(True, ("garden",)), (False, ("hall",))]
+    plant = TO_GARDEN.model_copy(
+        update={
+            "task": "Your task is to find a plant. Then move it to the table.",
+            "steps": [_step("kitchen", "pick up fern", carrying=["fern"])],
+        }
+    )
+    with_plant = WorldMap([TO_KITCHEN, TO_GARDEN, plant])
+    # The most alike task that was won decides: a plant is looked for where a plant was found.
+    assert task_targets("Your task is to find a plant. Then move it to the table.", with_plant)[0].places == (
+        "kitchen",
+    )
+    assert task_targets("Put the mug on the table.", world)[0].kind is False  # names what it wants
+    suggester = MapSuggester(world, "Your task is to find an animal. Then move it to the table.", "hall")
+    assert suggester.suggest(["open door to kitchen"]) == "open door to kitchen"
+
+
+def test_actions_in_other_words_are_the_same_action():
+    assert same_action("open door to kitchen", "open kitchen door")
+    assert not same_action("open door to kitchen", "open door to garden")
+    assert admissible_form("Take Mug", ["look", "take mug"]) == "take mug"
+    assert admissible_form("take cup", ["take mug"]) is None
+
+
+def test_an_item_written_before_experiences_were_typed_still_loads():
+    old = '{"title": "t", "description": "d", "content": "> go north | > take mug", "id": "x", "source": "success"}'
+    item = MemoryItem.model_validate_json(old)
+    assert item.experience is None and item.content == "> go north | > take mug"
+    typed = MemoryItem(title="t", description="d", content="c", experience=TO_KITCHEN)
+    assert MemoryItem.model_validate_json(typed.model_dump_json()).experience == TO_KITCHEN
