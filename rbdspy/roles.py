@@ -12,3 +12,7 @@ OBSERVATION_ROLES = ("env", "tool", "observation")
 # environment answered (replaying a trajectory means replaying exactly its "agent" steps).
 AGENT_ROLE = "agent"
 ENV_ROLE = "env"
+
+# The step-metadata key under which an observation step notes where the agent is (place, things in
+# view, what it carries), as the environment names it; an episode's typed experience is read from it.
+WHEREABOUTS = "whereabouts"

@@ -17,7 +17,7 @@ from rbdspy.render import EvidenceRenderer, render_by_characters
 from rbdspy.roles import OBSERVATION_ROLES
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
-SourceKind = Literal["success", "failure", "contrast", "refine", "manual"]
+SourceKind = Literal["success", "failure", "contrast", "refine", "manual", "record"]
 
 # Length caps of a lesson's parts (characters). A lesson is a short strategy, not an essay;
 # the extractors clip to these before building a Lesson, so stored items always fit.
@@ -136,7 +136,7 @@ class Trajectory(BaseModel):
 
 class Verdict(BaseModel):
     """The judge's call on a trajectory. `indeterminate` means the judge could not decide
-    (error or unusable answer); nothing is written to memory from such a trajectory."""
+    (error or unusable answer), or was not asked; no lesson is written from such a trajectory."""
 
     label: VerdictLabel
     rationale: str = ""

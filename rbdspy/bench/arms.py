@@ -61,6 +61,18 @@ def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildConte
     return lambda ctx: cls(agent=ctx.agent, store=ctx.store, k=k, compiled=ctx.compiled, **options)
 
 
+def _read_by_agent(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
+    """`build` around the stream's agent with the memory block in its prompt and no steps offered:
+    lessons reach the agent as the paper serves them, read."""
+
+    def make(ctx: BuildContext) -> dspy.Module:
+        with_aids = getattr(ctx.agent, "with_aids", None)
+        agent = with_aids(show_memory=True, suggest=False) if callable(with_aids) else ctx.agent
+        return build(BuildContext(agent=agent, store=ctx.store, compiled=ctx.compiled, stream=ctx.stream))
+
+    return make
+
+
 def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
     """ReasoningBank with rbdspy's defaults (see ReasoningBank: situation, floor, ranking)."""
     return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
@@ -118,6 +130,12 @@ ARMS: dict[str, Arm] = {
             "the paper's ReasoningBank: k=1 by task-text similarity, LM-judge labels, lessons from successes "
             "and failures",
             _bank(),
+        ),
+        Arm(
+            "reasoningbank-read",
+            "the paper's ReasoningBank as the paper serves it: its lessons in the prompt of an agent that reads "
+            "them (the memory block shown, no steps offered), whatever aids the stream's agent plays with",
+            _read_by_agent(_bank()),
         ),
         Arm(
             "reasoningbank-improved",

@@ -99,15 +99,23 @@ def _words(text: str) -> set[str]:
 
 
 def ranked_similar(env: Any, task_id: str, candidates: Sequence[str]) -> list[str]:
-    """The candidate quests, never `task_id` itself, most like `task_id`'s first: most goal
-    entities shared, then most objective words shared, then the earliest."""
-    quest = env.quest(task_id)
-    entities, words = set(quest.goal.entities), _words(quest.objective)
+    """The candidate tasks, never `task_id` itself, most like `task_id`'s first: in a TextWorld
+    house most goal entities shared, then most objective words shared; elsewhere most words of the
+    task descriptions shared; then the earliest."""
+    if not hasattr(env, "quest"):
+        words = _words(env.describe(task_id))
 
-    def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
-        index, other_id = index_and_id
-        other = env.quest(other_id)
-        return (len(entities & set(other.goal.entities)), len(words & _words(other.objective)), -index)
+        def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
+            index, other_id = index_and_id
+            return (len(words & _words(env.describe(other_id))), 0, -index)
+    else:
+        quest = env.quest(task_id)
+        entities, words = set(quest.goal.entities), _words(quest.objective)
+
+        def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
+            index, other_id = index_and_id
+            other = env.quest(other_id)
+            return (len(entities & set(other.goal.entities)), len(words & _words(other.objective)), -index)
 
     others = [(i, c) for i, c in enumerate(candidates) if c != task_id]
     return [c for _, c in sorted(others, key=score, reverse=True)]
@@ -119,22 +127,21 @@ def most_similar(env: Any, task_id: str, candidates: Sequence[str]) -> str | Non
 
 
 def _walkthrough_item(env: Any, task_id: str, description: str) -> dict[str, Any]:
-    """A walkthrough as a memory item: its actions as text, and, replayed in the environment, its
-    typed experience (the places it went through), which an agent follows as a map."""
-    quest = env.quest(task_id)
+    """A task's gold path as a memory item: its actions as text, and, replayed in the environment,
+    its typed experience (the places it went through), which an agent follows as a map."""
     with episode_lock(env):
-        episode = play(env, task_id, quest.walkthrough, places=True)
+        gold, objective = env.gold_path(task_id), env.describe(task_id)
+        episode = play(env, task_id, gold, places=True)
     return {
-        "title": f"Solved example: {quest.objective}",
-        "description": f"{description}: {quest.objective}",
-        "content": " | ".join(f"> {a}" for a in quest.walkthrough),
+        "title": f"Solved example: {objective}",
+        "description": f"{description}: {objective}",
+        "content": " | ".join(f"> {a}" for a in gold),
         "experience": experience_of(episode),
     }
 
 
 def gold_exemplar(env: Any, build_tasks: Sequence[str], k: int = EXEMPLARS) -> Serve:
-    """The walkthroughs of the stream's `k` most similar build quests (never the task's own)."""
-    env = _world_env(env, "gold-exemplar")
+    """The gold paths of the stream's `k` most similar build tasks (never the task's own)."""
     build_tasks = list(build_tasks)
     if not build_tasks:
         raise ValueError("the gold-exemplar control needs build tasks in the stream (--build-fraction > 0)")
@@ -149,8 +156,7 @@ def gold_exemplar(env: Any, build_tasks: Sequence[str], k: int = EXEMPLARS) -> S
 
 
 def own_walkthrough(env: Any) -> Serve:
-    """The task's own walkthrough."""
-    env = _world_env(env, "own-walkthrough")
+    """The task's own gold path."""
     return lambda task_id: [_walkthrough_item(env, task_id, "This task, solved before with these actions")]
 
 

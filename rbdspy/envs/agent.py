@@ -26,6 +26,7 @@ calls are the same with or without it.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections.abc import Callable
@@ -439,6 +440,21 @@ class EnvAgent(dspy.Module):
         with episode_lock(self.env):
             first = self.env.reset(ref, admissible=False)
         return situation_text(task or first.task_description, first.text)
+
+    def with_aids(self, **aids: bool | None) -> EnvAgent:
+        """This agent (same environment, budget, predictor and hook) with some aids set otherwise,
+        e.g. `with_aids(show_memory=True, suggest=False)`: lessons in the prompt, no steps offered."""
+        unknown = set(aids) - set(AIDS_OFF)
+        if unknown:
+            raise ValueError(f"unknown aid(s) {sorted(unknown)}; aids: {', '.join(AIDS_OFF)}")
+        other = copy.copy(self)
+        other.__dict__.update(aids)
+        return other
+
+    def reads_lessons(self, task_id: str | TaskRef | None = None, **_: Any) -> bool:
+        """Whether the memory block is in the prompt for `task_id` (`show_memory`): where it is
+        not, memory reaches the agent only as the map's suggested steps."""
+        return bool(self.aids_for(self._ref(task_id)).show_memory)
 
     def world(self, task_id: str | TaskRef | None = None, **_: Any) -> str | None:
         """The world that persists `task_id` is played in ("textworld/1"; the environment's

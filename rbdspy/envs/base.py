@@ -19,8 +19,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.maps.experience import WHEREABOUTS
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WHEREABOUTS
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]

@@ -61,8 +61,9 @@ def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
     return EVERY if scope_of(Trajectory.coerce(trajectory, task=task)) is not None else False
 
 
-def action_record(task: str, trajectory: Any, won: bool = True, places: bool = False) -> Lesson | None:
-    """The memory item of an episode's experience (`won`: the episode was judged a success):
+def action_record(task: str, trajectory: Any, won: bool | None = True, places: bool = False) -> Lesson | None:
+    """The memory item of an episode's experience (`won`: the episode was judged a success; None:
+    nobody judged it):
     its content the experience rendered, its `experience` the data. With `places`, only an episode
     played in a world that persists is recorded when lost (its way leads nowhere elsewhere). None
     when the episode took no accepted action and named no place."""
@@ -77,6 +78,9 @@ def action_record(task: str, trajectory: Any, won: bool = True, places: bool = F
     if won:
         title = f"Actions that did it: {task}"
         description = f"The actions a past episode in this environment won with: {task}"
+    elif won is None:
+        title = f"Actions taken: {task}"
+        description = f"Where a past episode in this environment went and what it saw: {task}"
     else:
         title = f"Actions taken, not won: {task}"
         description = f"Where a past episode in this environment went and what it took, without winning: {task}"

@@ -14,7 +14,7 @@ from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.extract import WORLD_FACTS_RULE
-from rbdspy.types import Verdict
+from rbdspy.types import Lesson, Verdict
 
 
 class Extractor(dspy.Module):
@@ -82,6 +82,18 @@ class Extractor(dspy.Module):
         if not verdict.is_determinate:
             return None
         return self.success if verdict.is_success else self.failure
+
+    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
+        """The episode's record alone, with no LM call: what a bank whose agent reads no lessons
+        stores (`action_record` "every" or "auto" in a world that persists records any episode,
+        judged or not; True, a success only)."""
+        verdict = Verdict.coerce(verdict)
+        mode = mode_for(self.action_record, task, trajectory)
+        won = verdict.is_success if verdict.is_determinate else None
+        if mode == EVERY or (mode is True and won):
+            record = action_record(task, trajectory, won=won, places=mode == EVERY)
+            return [record] if record is not None else []
+        return []
 
     def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
         verdict = Verdict.coerce(verdict)

@@ -122,12 +122,18 @@ class Learner:
         verdict: Verdict | None = None,
         source: SourceKind | None = None,
         situation: str | None = None,
+        lessons: bool = True,
     ) -> Plan:
         """Plan -> Prediction(verdict, memories_added, trajectory): label (unless `verdict` is
         given), extract with the owner's extractor and store. Lessons are written with `source`
         (default: the verdict's label) and, when the bank retrieves by situation, under the
-        `situation` they were learned in; an indeterminate verdict writes nothing."""
+        `situation` they were learned in; an indeterminate verdict writes nothing.
+
+        `lessons=False` (the agent reads no lessons): no judge and no extraction call, only the
+        episode's record (`Extractor.records`), labelled when the outcome is known."""
         trajectory = self.coerce(trajectory, task)
+        if not lessons:
+            return (yield from self._record_plan(trajectory, outcome, verdict, situation))
         if verdict is None:
             verdict = yield from self.label_plan(trajectory, outcome)
         added: list[MemoryItem] = []
@@ -137,6 +143,16 @@ class Learner:
             lessons = (yield Call(self.owner.extractor, inputs)).lessons
             provenance = [provenance_of(trajectory, verdict, situation)]
             added = yield Blocking(self.store_lessons, (lessons, source or verdict.label, provenance, verdict))
+        return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
+
+    def _record_plan(
+        self, trajectory: Trajectory, outcome: bool | None, verdict: Verdict | None, situation: str | None
+    ) -> Plan:
+        known = verdict or self.known_verdict(trajectory, outcome)
+        verdict = known or Verdict(label="indeterminate", rationale="Not judged: the agent reads no lessons.")
+        records = self.owner.extractor.records(trajectory.task, trajectory, verdict)
+        provenance = [provenance_of(trajectory, verdict, situation)]
+        added = yield Blocking(self.store_lessons, (records, "record", provenance, verdict))
         return dspy.Prediction(verdict=verdict, memories_added=added, trajectory=trajectory)
 
     def contrast_plan(

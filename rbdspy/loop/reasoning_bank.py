@@ -242,6 +242,13 @@ class ReasoningBank(dspy.Module):
         found = yield Call(self.retriever, {"task": task, "situation": situation, "world": world})
         return Recall(task=task, memories=found.memories, retrieval=found.retrieval, situation=situation, world=world)
 
+    def reads_lessons(self, task_inputs: dict[str, Any]) -> bool:
+        """Whether the agent reads the lessons it is served, as it says (its `reads_lessons`
+        method, EnvAgent's: not where memory reaches it only as suggested steps); an agent that
+        says nothing does. Where it does not, the bank asks no judge and writes no lessons."""
+        method = getattr(self.agent, "reads_lessons", None)
+        return bool(method(**task_inputs)) if callable(method) else True
+
     def world_of(self, task_inputs: dict[str, Any]) -> str | None:
         """The world that persists the task is played in, as the agent names it (its `world`
         method, EnvAgent's), else None."""
@@ -252,7 +259,9 @@ class ReasoningBank(dspy.Module):
         recall = yield from self.recall_plan(task_inputs)
         outputs = output_fields((yield from act(self.agent, self.agent_inputs(task_inputs, recall.memories))))
         trajectory = trajectory_of(outputs, recall.task, task_inputs)
-        learned = yield from self.learner.learn_plan(trajectory, recall.task, situation=recall.situation)
+        learned = yield from self.learner.learn_plan(
+            trajectory, recall.task, situation=recall.situation, lessons=self.reads_lessons(task_inputs)
+        )
         yield from self.learner.record_use_plan(recall.memories, learned.verdict, recall.task)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         return dspy.Prediction(

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WHEREABOUTS
 from rbdspy.types import Experience, ExperienceStep, Trajectory
-
-WHEREABOUTS = "whereabouts"  # the step-metadata key the environment's note is kept under
 
 
 def _note(metadata: dict[str, Any] | None) -> dict[str, Any]:

@@ -185,3 +185,31 @@ def test_a_bank_by_default_records_episodes_of_a_world_that_persists_only(tmp_pa
     assert records(_Lost()) == ["Actions taken, not won: Put the mug on the stand."]
     assert records(_Won()) == []  # played in no world that persists
     assert records(_Lost(), action_record=False) == []  # the paper's: lessons only
+
+
+class _Unread(dspy.Module):
+    """An agent in a world that persists that reads no lessons (memory reaches it as steps only)."""
+
+    def forward(self, task: str, memory: str = ""):
+        episode = _in_world(_episode(*TURNS, places=True)).model_copy(update={"outcome": None})
+        return dspy.Prediction(answer="done", trajectory=episode)
+
+    def reads_lessons(self, **_):
+        return False
+
+
+def test_a_bank_whose_agent_reads_no_lessons_asks_no_lm_and_still_records_the_episode(tmp_path):
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+    from rbdspy.modules import ReasoningBank
+
+    lm = DummyLM([])  # any call would fail: no judge, no extractor may ask it
+    dspy.configure(lm=lm)
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=16)) as store:
+        pred = ReasoningBank(agent=_Unread(), store=store, compiled=None)(task=WON.task)
+        items = store.list()
+    assert lm.history == []
+    assert pred.verdict.label == "indeterminate"
+    assert [(i.title, i.source, i.experience.won) for i in items] == [
+        ("Actions taken: Put the mug on the stand.", "record", None)
+    ]
