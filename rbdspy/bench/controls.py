@@ -26,7 +26,7 @@ from typing import Any
 import dspy
 
 from rbdspy.envs.agent import episode_lock
-from rbdspy.envs.base import play
+from rbdspy.envs.base import TaskRef, play
 from rbdspy.loop.agent_io import accepts_input, output_fields, trajectory_of
 from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Plan, arun, run
@@ -100,14 +100,16 @@ def _words(text: str) -> set[str]:
 
 def ranked_similar(env: Any, task_id: str, candidates: Sequence[str]) -> list[str]:
     """The candidate tasks, never `task_id` itself, most like `task_id`'s first: in a TextWorld
-    house most goal entities shared, then most objective words shared; elsewhere most words of the
-    task descriptions shared; then the earliest."""
+    house most goal entities shared, then most objective words shared; elsewhere the same task type
+    first, then most words of the task descriptions shared; then the earliest."""
     if not hasattr(env, "quest"):
-        words = _words(env.describe(task_id))
+        kind, words = TaskRef.parse(task_id).task_type, _words(env.describe(task_id))
 
         def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
             index, other_id = index_and_id
-            return (len(words & _words(env.describe(other_id))), 0, -index)
+            same = TaskRef.parse(other_id).task_type == kind
+            return (int(same), len(words & _words(env.describe(other_id))), -index)
+
     else:
         quest = env.quest(task_id)
         entities, words = set(quest.goal.entities), _words(quest.objective)

@@ -28,7 +28,7 @@ from typing import Any
 import dspy
 
 from rbdspy.bench.player import ArmPlayer, play_task_by_task
-from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.records import GOLD_FILE, arm_path, read_records
 from rbdspy.envs.task_sets import open_task_set
 from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
 
@@ -95,7 +95,8 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
     world = {"world_seed": job.world_seed} if job.world_seed is not None else {}
-    environment = open_task_set(job.env, job.task_set, **world)
+    pinned = {"gold_cache": job.out_dir / GOLD_FILE} if job.env == "scienceworld" else {}
+    environment = open_task_set(job.env, job.task_set, **world, **pinned)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             return _run_arm(job, environment, embedder)

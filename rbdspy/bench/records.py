@@ -51,6 +51,9 @@ def rewrite_records(path: Path, records: list[dict[str, Any]]) -> None:
 # A record's count of the actions the environment refused ("You can't see any such thing",
 # "No known action"): absent from records written before it was kept.
 REJECTED_FIELD = "invalid_actions"
+# The gold paths a ScienceWorld run's controls served, pinned beside its records: the simulator's
+# oracle can answer differently in another process, and a resumed run must serve the same paths.
+GOLD_FILE = "gold.json"
 
 
 def rejected_actions(pred: Any) -> int | None:

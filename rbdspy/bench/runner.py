@@ -33,7 +33,7 @@ from rbdspy.bench.executors import ArmJob, make_executor
 from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.player import SPEND_FIELDS, arm_namespace, run_arm, task_record  # noqa: F401  (public here too)
 from rbdspy.bench.provenance import session_info
-from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.records import GOLD_FILE, arm_path, read_records
 from rbdspy.bench.report import write_reports
 from rbdspy.bench.stats import DEFAULT_RESAMPLES
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
@@ -217,7 +217,8 @@ def run_bench(
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir()
     owned = environment is None
     world = {"world_seed": o.world_seed} if o.world_seed is not None else {}
-    environment = environment if environment is not None else open_task_set(env, o.task_set, **world)
+    pinned = {"gold_cache": out_dir / GOLD_FILE} if env == "scienceworld" else {}
+    environment = environment if environment is not None else open_task_set(env, o.task_set, **world, **pinned)
     try:
         stream, paused = _prepare_dir(out_dir, config, o.resume, environment, o.pause_arms)
         seeds = _seed_records(config, stream) if any(ARMS[a].seeded for a in config.arms) else None

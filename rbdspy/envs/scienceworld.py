@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
-from rbdspy.envs.scienceworld_actions import ambiguity_choices, compact_actions
+from rbdspy.envs.scienceworld_actions import FIXTURE_CLASSES, PUT_DOWN, ambiguity_choices, compact_actions
 
 NAME = "scienceworld"
 UNKNOWN_ACTION = "No known action matches that input."
@@ -38,10 +38,18 @@ EMPTY_ACTION = "No action given."
 WORLD = "scienceworld/house"
 # "This room is called the kitchen." / "This outside location is called the outside."
 _PLACE = re.compile(r"is called the ([^.\n]+)\.")
-_DOOR_TO = re.compile(r"^door to (.+)$")
+
+
 _CARRIED = re.compile(r"^\s+(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
-# Objects every room has, which nobody goes anywhere for.
-_EVERYWHERE = frozenset({"agent", "air"})
+
+
+def reachable_only(combos: list[dict], reachable: set[str]) -> list[dict]:
+    """The valid combinations whose objects the parser can resolve now: in reach (`reachable`,
+    the ids of the referents it lists) or held (the objects of "put down"). The simulator's valid
+    list also names things inside closed containers, and the parser refuses every such action."""
+    held = {str(i) for c in combos if c.get("template_id") == PUT_DOWN for i in c.get("obj_ids", [])}
+    known = reachable | held
+    return [c for c in combos if all(str(i) in known for i in c.get("obj_ids", []))]
 
 
 def carried_things(inventory: str) -> list[str]:
@@ -49,13 +57,16 @@ def carried_things(inventory: str) -> list[str]:
     return [m.group(1).strip() for m in _CARRIED.finditer(inventory or "")]
 
 
-def things_in_view(objects: list[str], place: str) -> list[str]:
-    """The objects the simulator lets the agent refer to, less the rooms (a room is a place, and
-    its door an edge of the map), the agent and the air; sorted, once each."""
-    rooms = {m.group(1) for o in objects if (m := _DOOR_TO.match(o))} | {place}
-    kept = {o for o in objects if o not in _EVERYWHERE and o not in rooms and not _DOOR_TO.match(o)}
-    kept -= {o for o in kept if o.endswith(" door") and o[: -len(" door")] in rooms}
-    return sorted(kept)
+def things_in_view(referents: dict[str, str], types: dict[str, dict]) -> list[str]:
+    """The things in reach by name (`referents`: id -> name, what the parser resolves now), less
+    rooms and doors (the map's places and ways), the agent and the air (by their classes in
+    `types`, the referent types table); sorted, once each."""
+    fixture = {oid for entry in types.values() for oid in entry if _is_fixture(str(entry.get("desc", "")))}
+    return sorted({name for oid, name in referents.items() if oid not in fixture})
+
+
+def _is_fixture(java_class: str) -> bool:
+    return any(part in java_class for part in FIXTURE_CLASSES)
 
 
 def _start_simulator(step_limit: int):
@@ -202,7 +213,10 @@ class ScienceWorld(EnvironmentBase):
         combos = json.loads(str(self._server.getValidActionObjectCombinationsJSON()))["validActions"]
         types = json.loads(str(self._server.getPossibleObjectReferentTypesLUTJSON()))
         classes = {int(tid): str(entry.get("desc", "")) for tid, entry in types.items()}
-        return compact_actions(combos, classes, self._description, max_actions=self.max_admissible)
+        reachable = set(json.loads(str(self._server.getPossibleObjectReferentLUTJSON())))
+        return compact_actions(
+            reachable_only(combos, reachable), classes, self._description, max_actions=self.max_admissible
+        )
 
     @property
     def success(self) -> bool:
@@ -230,10 +244,10 @@ class ScienceWorld(EnvironmentBase):
         place = _PLACE.search(str(self._server.freeActionLook()))
         if place is None:
             return None
-        room = place.group(1).strip()
-        objects = [str(o) for o in self._server.getPossibleObjects()]
+        referents = json.loads(str(self._server.getPossibleObjectReferentLUTJSON()))
+        types = json.loads(str(self._server.getPossibleObjectReferentTypesLUTJSON()))
         carrying = carried_things(str(self._server.freeActionInventory()))
-        return Whereabouts(place=room, in_view=things_in_view(objects, room), carrying=carrying)
+        return Whereabouts(place=place.group(1).strip(), in_view=things_in_view(referents, types), carrying=carrying)
 
     # ---- references ----------------------------------------------------------------------
 

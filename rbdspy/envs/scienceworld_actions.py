@@ -60,7 +60,7 @@ TEMPLATE_HINTS = (
 
 # Two-object templates: (separator between the objects, verb prefix).
 _TWO_OBJECT = {MOVE: (" to ", "move "), POUR: (" into ", "pour "), USE: (" on ", "use "), DUNK: (" into ", "dunk ")}
-_FIXTURE_CLASSES = (".location.", ".portal.", ".agent.", "substance.Air")
+FIXTURE_CLASSES = (".location.", ".portal.", ".agent.", "substance.Air")
 _CONTACT = re.compile(r"\b(anode|cathode|terminal)\b")
 _WORD = re.compile(r"[a-z]+")
 _STOP = {
@@ -120,7 +120,7 @@ def compact_actions(
         return type_classes.get(int(type_id), "")
 
     def fixture(type_id: int, name: str) -> bool:
-        return name == "inventory" or any(part in cls(type_id) for part in _FIXTURE_CLASSES)
+        return name == "inventory" or any(part in cls(type_id) for part in FIXTURE_CLASSES)
 
     def furniture(type_id: int) -> bool:
         return ".furniture." in cls(type_id)

@@ -148,12 +148,14 @@ def test_a_house_stream_plays_the_controls_task_by_task(house, tmp_path, hash_em
 
 
 def test_lessons_written_on_a_house_stream_are_checked_for_truth(house, tmp_path, hash_embedder):
+    # The paper's bank around an agent that reads its lessons (around the house's default agent,
+    # which shows no memory block, it writes none: nobody would read them).
     out = tmp_path / "bank-run"
-    results = quiet_bench(house, out, hash_embedder, "reasoningbank", task_set="house", n_tasks=2, max_steps=1)
-    records = [json.loads(line) for line in (out / "arms" / "reasoningbank.jsonl").read_text().splitlines()]
+    results = quiet_bench(house, out, hash_embedder, "reasoningbank-read", task_set="house", n_tasks=2, max_steps=1)
+    records = [json.loads(line) for line in (out / "arms" / "reasoningbank-read.jsonl").read_text().splitlines()]
     written = [w for r in records for w in r["written"]]
     assert written and all(w["truth"] == {"claims": 0, "true": 0} for w in written)  # a strategy states no fact
-    truth = results["memory"]["reasoningbank"]["lesson_truth"]
+    truth = results["memory"]["reasoningbank-read"]["lesson_truth"]
     assert truth == {"items": len(written), "stating_facts": 0, "all_true": 0, "claims": 0, "true_claims": 0}
 
 

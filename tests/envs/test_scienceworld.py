@@ -85,3 +85,28 @@ def test_describe_matches_the_episode(sw_env):
     ref = sw_env.tasks("test", [SHORT])[0]
     text = sw_env.describe(ref)
     assert text == sw_env.reset(ref, admissible=False).task_description
+
+
+def test_every_listed_action_is_one_the_simulator_accepts(sw_env):
+    # The simulator's valid list also names things inside closed containers ("cup containing
+    # yellow paint in cupboard"), which its parser refuses: the adapter lists none of them.
+    task = "scienceworld/find-plant/train/10"  # starts in the art studio, cups in a closed cupboard
+    listed = [a for a in sw_env.reset(task).admissible if "OBJ" not in a]
+    assert len(listed) > 20
+    refused = []
+    for action in listed:
+        sw_env.reset(task, admissible=False)
+        if not sw_env.step(action, admissible=False).valid:
+            refused.append(action)
+    assert refused == []
+
+
+def test_whereabouts_name_the_room_what_is_in_reach_and_what_is_held(sw_env):
+    first = sw_env.reset("scienceworld/find-plant/train/10")
+    assert first.whereabouts.place == "art studio" and first.whereabouts.carrying == ["orange"]
+    assert "table" in first.whereabouts.in_view and "agent" not in first.whereabouts.in_view
+    assert "hallway" not in first.whereabouts.in_view  # a room is a place, not a thing
+    assert sw_env.world_of("scienceworld/find-plant/train/10") == "scienceworld/house"
+    sw_env.step("open door to hallway")
+    moved = sw_env.step("go to hallway")
+    assert moved.whereabouts.place == "hallway"

@@ -47,8 +47,8 @@ def _own_episode(env, task):
 def test_textworld_house_quests_are_won_by_following_the_map():
     from rbdspy.envs.textworld_env import TextWorldHouses
 
-    env = TextWorldHouses()
-    results = [_play_by_map(env, t, [_own_episode(env, t)]) for t in env.tasks("train", limit=4)]
+    with TextWorldHouses() as env:
+        results = [_play_by_map(env, t, [_own_episode(env, t)]) for t in env.tasks("train", limit=4)]
     assert all(won for won, _ in results)
     assert sum(followed for _, followed in results) >= 4
 
@@ -56,11 +56,11 @@ def test_textworld_house_quests_are_won_by_following_the_map():
 def test_scienceworld_tasks_are_won_from_different_start_rooms():
     from rbdspy.envs.scienceworld import ScienceWorld
 
-    env = ScienceWorld()
-    tasks = env.tasks("train", ["find-animal"], limit=3)
-    starts = {env.reset(t).whereabouts.place for t in tasks}
+    with ScienceWorld() as env:
+        tasks = env.tasks("train", ["find-animal"], limit=3)
+        starts = {env.reset(t).whereabouts.place for t in tasks}
+        results = [_play_by_map(env, t, [_own_episode(env, t)]) for t in tasks]
     assert len(starts) > 1  # the variations start in different rooms of the one house
-    results = [_play_by_map(env, t, [_own_episode(env, t)]) for t in tasks]
     assert all(won for won, _ in results)
     assert all(followed >= 2 for _, followed in results)  # doors opened and rooms crossed by the map
 
@@ -69,10 +69,10 @@ def test_scienceworld_tasks_are_won_from_different_start_rooms():
 def test_textworld_express_games_are_won_by_following_the_map(seed_index):
     from rbdspy.envs.twx import TextWorldExpress
 
-    env = TextWorldExpress()
     params = "numLocations=4,numDistractorItems=0,includeDoors=1"
-    seed = env.seeds("coin", params)["train"][seed_index]
-    task = TaskRef(env="twx", task_type="coin", split="train", variation=seed, params=params)
-    won, followed = _play_by_map(env, task, [_own_episode(env, task)])
+    with TextWorldExpress() as env:
+        seed = env.seeds("coin", params)["train"][seed_index]
+        task = TaskRef(env="twx", task_type="coin", split="train", variation=seed, params=params)
+        won, followed = _play_by_map(env, task, [_own_episode(env, task)])
     assert won
     assert followed >= 1

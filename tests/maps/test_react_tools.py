@@ -42,6 +42,13 @@ def test_a_react_agent_is_offered_the_map_and_its_episodes_are_recorded(tmp_path
     from rbdspy.envs.textworld_env import TextWorldHouses
 
     env = TextWorldHouses()
+    try:
+        _play_two_quests(env, tmp_path)
+    finally:
+        env.close()
+
+
+def _play_two_quests(env, tmp_path):
     # "Put the gooseberry in the fridge" (north of the start, where the mug is), then "Put the mug on ..."
     first, second = env.tasks("train", limit=3)[0], env.tasks("train", limit=3)[2]
     agent = MapFollower(env)
