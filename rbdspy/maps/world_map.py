@@ -18,7 +18,7 @@ way out (see `_prerequisites`).
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rbdspy.maps.words import names, words
@@ -52,23 +52,26 @@ def _moved(step: ExperienceStep) -> bool:
     return step.accepted and bool(step.place) and bool(step.arrived) and step.place != step.arrived
 
 
-def _prerequisites(steps: Sequence[ExperienceStep], index: int) -> tuple[str, ...]:
+def _prerequisites(experience: Experience, index: int) -> tuple[str, ...]:
     """What the move at `index` needed first: of the accepted actions done in its place just before
     it (since arriving, newest first), the last one unless it put something in hand, then any
     earlier one sharing a word with the move, its destination or an action already kept (an
     "unlock" before an "open" of the same door). In the order they were played."""
+    steps = experience.steps
     move = steps[index]
-    run: list[ExperienceStep] = []
-    for step in reversed(steps[:index]):
+    run: list[int] = []
+    for before in range(index - 1, -1, -1):
+        step = steps[before]
         if _moved(step) or step.place != move.place:
             break
         if step.accepted:
-            run.append(step)
+            run.append(before)
     kept: list[str] = []
     related = set(words(move.action)) | set(words(move.arrived or ""))
-    for position, step in enumerate(run[:MAX_PREREQUISITES]):
-        took = bool(set(step.carrying) - set(_carrying_before(steps, steps.index(step))))
-        if took:
+    for position, before in enumerate(run[:MAX_PREREQUISITES]):
+        step = steps[before]
+        held_before = steps[before - 1].carrying if before > 0 else experience.carrying
+        if set(step.carrying) - set(held_before):
             continue
         if position == 0 or words(step.action) & related:
             kept.append(step.action)
@@ -78,10 +81,6 @@ def _prerequisites(steps: Sequence[ExperienceStep], index: int) -> tuple[str, ..
 
 def _among(thing: str, held: set[str]) -> bool:
     return any(names(h, thing) or names(thing, h) for h in held)
-
-
-def _carrying_before(steps: Sequence[ExperienceStep], index: int) -> list[str]:
-    return list(steps[index - 1].carrying) if index > 0 else []
 
 
 class WorldMap:
@@ -117,7 +116,7 @@ class WorldMap:
                     self.places.add(place)
             if _moved(step):
                 self.edges.setdefault(step.place, {}).setdefault(
-                    step.arrived, Edge(step.place, step.arrived, step.action, _prerequisites(experience.steps, index))
+                    step.arrived, Edge(step.place, step.arrived, step.action, _prerequisites(experience, index))
                 )
             elif step.accepted and step.place:
                 for thing in (t for t in step.carrying if t not in carrying):

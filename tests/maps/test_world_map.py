@@ -123,3 +123,14 @@ def test_an_item_written_before_experiences_were_typed_still_loads():
     assert item.experience is None and item.content == "> go north | > take mug"
     typed = MemoryItem(title="t", description="d", content="c", experience=TO_KITCHEN)
     assert MemoryItem.model_validate_json(typed.model_dump_json()).experience == TO_KITCHEN
+
+
+def test_a_door_is_learned_when_the_episode_starts_with_something_in_hand():
+    # ScienceWorld's agent starts holding an orange: holding it is not taking it.
+    holding = TO_KITCHEN.model_copy(
+        update={
+            "carrying": ["orange"],
+            "steps": [s.model_copy(update={"carrying": ["orange", *s.carrying]}) for s in TO_KITCHEN.steps],
+        }
+    )
+    assert WorldMap([holding]).edges["hall"]["kitchen"].before == ("open door to kitchen",)
