@@ -24,7 +24,7 @@ class BenchOptions(Options):
 
     env: str | None = None
     """The environment: twx, scienceworld or textworld; default the one `task_set` is played in
-    (twx for demo and lift, textworld for house and house-shuffled)."""
+    (twx for demo and lift, textworld for the house sets)."""
     n_tasks: int | None = None
     """Tasks in the stream, `build_fraction` of them built on train, the rest measured on dev
     (default `DEFAULT_TASKS`, `SMOKE_TASKS` with `smoke`)."""
@@ -57,8 +57,8 @@ class BenchOptions(Options):
     n_resamples: int | None = None
     """Resamples of the paired bootstrap (default `rbdspy.bench.stats.DEFAULT_RESAMPLES`)."""
     task_set: str = "demo"
-    """The games and sizes the stream draws from (`rbdspy.envs.task_sets`): demo, lift, house or
-    house-shuffled."""
+    """The games and sizes the stream draws from (`rbdspy.envs.task_sets`): demo, lift, house,
+    house-shuffled, house-starts or house-starts-shuffled."""
     seed_from: list[str | Path] | None = None
     """Train JSONL files the seeded arms learn from (train records only; default
     `datasets/<env>-train.jsonl`)."""
@@ -76,7 +76,9 @@ class BenchOptions(Options):
     """Keep every arm's bank on this PostgreSQL server (namespace `bench/<run>/<arm>`) instead of
     under the run directory: what arms on several machines share."""
     world_seed: int | None = None
-    """The world a house stream is played in (env textworld only; default the environment's)."""
+    """The world a house stream is played in (env textworld only; default the environment's). A
+    world holding fewer quests than the stream asks is refused before the first task
+    (`rbdspy.bench.tasks.StreamTooLongError`)."""
     agent: str = "auto"
     """The EnvAgent variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`)."""
     pause_arms: str | list[str] | None = None

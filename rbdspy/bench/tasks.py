@@ -12,6 +12,11 @@ Which variations are drawn is decided by `seed` (a random sample of each type's 
 so a run is reproducible and a different seed gives a different, equally fair stream. Arms never
 see different tasks: the stream is built once, written to the run's config.json and reused on
 resume.
+
+An environment whose tasks are quests a persistent world must hold (TextWorld houses: `hosted`)
+is asked which of its pool it can serve before anything is drawn; a stream longer than that is
+refused up front (`StreamTooLongError`), naming the world, what it holds and what to ask instead,
+rather than failing task after task.
 """
 
 from __future__ import annotations
@@ -42,17 +47,57 @@ class BenchTask:
         return asdict(self)
 
 
-def _sample(env: Any, split: str, task_type: str, n: int, rng: random.Random) -> list[str]:
+class StreamTooLongError(ValueError):
+    """The environment cannot serve as many tasks as the stream asks (a world out of quests)."""
+
+
+def _pool(env: Any, split: str, task_type: str) -> list[str]:
+    """The task ids a phase draws from: the first `SAMPLE_POOL` of the type's `split`, less those a
+    persistent world does not hold (`env.hosted`, where the environment has it)."""
     pool = [ref.id for ref in env.tasks(split, [task_type], limit=SAMPLE_POOL)]
+    hosted = getattr(env, "hosted", None)
+    return hosted(pool) if hosted is not None else pool
+
+
+def _sample(env: Any, pool: list[str], split: str, task_type: str, n: int, rng: random.Random) -> list[str]:
     if not pool:
         raise ValueError(f"{getattr(env, 'name', 'env')} has no {split} tasks of type {task_type!r}")
     return rng.sample(pool, min(n, len(pool)))
 
 
-def _interleaved(env: Any, split: str, types: list[str], n: int, rng: random.Random) -> list[tuple[str, str]]:
+def _interleaved(
+    env: Any, pools: dict, split: str, types: list[str], n: int, rng: random.Random
+) -> list[tuple[str, str]]:
     per_type = -(-n // len(types))
-    groups = [[(t, tid) for tid in _sample(env, split, t, per_type, rng)] for t in types]
+    groups = [[(t, tid) for tid in _sample(env, pools[split, t], split, t, per_type, rng)] for t in types]
     return interleave(groups, n)
+
+
+def _fits(pools: dict, types: list[str], n_tasks: int, build_fraction: float, measure_split: str) -> bool:
+    """Whether every type's pools hold its share of `n_tasks` (build on train, the rest measured)."""
+    n_build = round(n_tasks * build_fraction)
+    wanted = {"train": n_build} if n_build else {}
+    wanted[measure_split] = n_tasks - n_build
+    return all(-(-n // len(types)) <= len(pools[split, t]) for split, n in wanted.items() if n for t in types)
+
+
+def _check_hosted(env: Any, pools: dict, types: list[str], n_tasks: int, build_fraction: float, measure_split: str):
+    """Refuses a stream that asks a persistent world for more quests than it holds, saying what
+    would fit (environments without `hosted` draw what their pools offer, as before)."""
+    if getattr(env, "hosted", None) is None or _fits(pools, types, n_tasks, build_fraction, measure_split):
+        return
+    fit = next((n for n in range(n_tasks - 1, 0, -1) if _fits(pools, types, n, build_fraction, measure_split)), 0)
+    short = min(types, key=lambda t: len(pools.get(("train", t), ())) + len(pools[measure_split, t]))
+    n_build = round(n_tasks * build_fraction)
+    hint = env.capacity_hint(short) if hasattr(env, "capacity_hint") else ""
+    instead = [f"at most {fit} tasks (--tasks {fit})"] if fit else []
+    instead += [hint] if hint else []
+    note = env.capacity_note(short) if hasattr(env, "capacity_note") else f"task type {short!r} offers fewer tasks"
+    raise StreamTooLongError(
+        f"{note}: too few for {n_tasks} tasks with build fraction {build_fraction} "
+        f"({n_build} built on train, {n_tasks - n_build} measured on {measure_split}); "
+        f"ask for {' or '.join(instead) or 'fewer tasks'}"
+    )
 
 
 def build_stream(
@@ -72,10 +117,13 @@ def build_stream(
     if measure_split not in ("dev", "test"):
         raise ValueError(f"measure_split must be dev or test (train is for building memory); got {measure_split!r}")
     types = list(task_types or demo_task_types(env))  # the demo's small task set
-    rng = random.Random(seed)
     n_build = round(n_tasks * build_fraction)
-    rows = [("build", t, tid) for t, tid in _interleaved(env, "train", types, n_build, rng)] if n_build else []
-    rows += [("measure", t, tid) for t, tid in _interleaved(env, measure_split, types, n_tasks - n_build, rng)]
+    splits = ["train", measure_split] if n_build else [measure_split]
+    pools = {(split, t): _pool(env, split, t) for split in splits for t in types}
+    _check_hosted(env, pools, types, n_tasks, build_fraction, measure_split)
+    rng = random.Random(seed)
+    rows = [("build", t, tid) for t, tid in _interleaved(env, pools, "train", types, n_build, rng)] if n_build else []
+    rows += [("measure", t, tid) for t, tid in _interleaved(env, pools, measure_split, types, n_tasks - n_build, rng)]
     return [BenchTask(index=i, task_id=tid, phase=phase, task_type=t) for i, (phase, t, tid) in enumerate(rows)]
 
 

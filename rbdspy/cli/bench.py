@@ -11,6 +11,7 @@ import rbdspy.bench
 from rbdspy.bench import BenchOptions, parse_arms, report_run
 from rbdspy.bench.arms import ARM_SETS
 from rbdspy.bench.executors import EXECUTORS
+from rbdspy.bench.tasks import StreamTooLongError
 from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
 from rbdspy.cli.common import EmbedderOpt, LmOpt, check_env, get_console, models
 from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
@@ -50,10 +51,14 @@ def bench(
         "demo",
         "--task-set",
         help="Games the stream draws from: demo | lift | house (quests in one persistent TextWorld world) | "
-        "house-shuffled (every task in a world of its own).",
+        "house-shuffled (every task in a world of its own) | house-starts (house, each quest starting in a room of "
+        "its own) | house-starts-shuffled (house-starts, every task in a world of its own).",
     ),
     world_seed: int | None = typer.Option(
-        None, "--world-seed", help="The world a house stream is played in (default 1; --env textworld only)."
+        None,
+        "--world-seed",
+        help="The world a house stream is played in (default 1; --env textworld only). A world that holds fewer "
+        "quests than the stream asks is refused before the first task.",
     ),
     agent: str = typer.Option(
         "auto",
@@ -183,5 +188,8 @@ def bench(
         raise typer.BadParameter(str(error), param_hint="--executor") from error
     except ConnectionError as error:
         raise typer.BadParameter(str(error).splitlines()[0], param_hint="--bank-url") from error
+    except StreamTooLongError as error:  # refused before the first task: one line, what to ask instead
+        typer.echo(f"rbdspy bench: {error}", err=True)
+        raise typer.Exit(1) from error
     except (FileExistsError, ValueError) as error:
         raise typer.BadParameter(str(error), param_hint="--out/--resume/--tasks/--build-fraction") from error

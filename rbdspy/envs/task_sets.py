@@ -22,12 +22,24 @@ TWX_DEMO_PARAMS = {
 }
 # ScienceWorld task types whose gold paths are short enough for a demo's step budget.
 SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
+# ScienceWorld's house stream (`--env scienceworld --task-set house`): every task is played in the
+# same house (rooms, doors, fixed appliances; the start room varies), over task types whose gold
+# paths are short and cross rooms, so that where things are and which door leads where carry over.
+SW_HOUSE_TYPES = (
+    "find-living-thing",
+    "find-plant",
+    "find-animal",
+    "lifespan-longest-lived",
+    "lifespan-shortest-lived",
+    "power-component",
+)
 # "house": quests in one persistent TextWorld world that fetch the same thing, so a later quest is
 # served the route an earlier one took (see `house_demo_tasks`).
 DEMO_ENVS = ("house", "twx", "scienceworld")
 # Environments `rbdspy bench` plays: TextWorld-Express, ScienceWorld, and persistent TextWorld
 # worlds (task sets "house": quests in one world that persists; "house-shuffled": every task in a
-# world of its own).
+# world of its own; "house-starts" and "house-starts-shuffled": the same, each quest starting in a
+# room of its own instead of the world's start room).
 BENCH_ENVS = ("twx", "scienceworld", "textworld")
 # Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
 # and ScienceWorld task types. "lift" is the stream chosen by a pilot of the bare agent on train
@@ -40,8 +52,10 @@ LIFT_TWX_PARAMS = {"coin": "numLocations=4,numDistractorItems=0,includeDoors=1"}
 TASK_SETS: dict[str, dict[str, Any]] = {
     "demo": {"twx": TWX_DEMO_PARAMS, "scienceworld": SW_DEMO_TYPES},
     "lift": {"twx": LIFT_TWX_PARAMS, "scienceworld": SW_DEMO_TYPES},
-    "house": {"textworld": {"shuffled": False}},
+    "house": {"textworld": {"shuffled": False}, "scienceworld": SW_HOUSE_TYPES},
     "house-shuffled": {"textworld": {"shuffled": True}},
+    "house-starts": {"textworld": {"shuffled": False, "starts": True}},
+    "house-starts-shuffled": {"textworld": {"shuffled": True, "starts": True}},
 }
 
 __all__ = [
@@ -72,9 +86,12 @@ def env_for_task_set(task_set: str, env: str | None = None) -> str:
     return env
 
 
-def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = None) -> Environment:
+def open_task_set(
+    env: str, task_set: str = "demo", world_seed: int | None = None, gold_cache: Any = None
+) -> Environment:
     """The environment `env` configured to serve the games (or types) of `task_set`; for
-    textworld, `world_seed` picks the world of the house set."""
+    textworld, `world_seed` picks the world of the house set; for scienceworld, `gold_cache` (a
+    JSON file) pins the gold paths the controls serve (the simulator's vary between runs)."""
     env = env_for_task_set(task_set, env)
     if env == "twx":
         params = TASK_SETS[task_set]["twx"]
@@ -84,7 +101,7 @@ def open_task_set(env: str, task_set: str = "demo", world_seed: int | None = Non
 
         world = DEFAULT_WORLD if world_seed is None else world_seed
         return make_env("textworld", worlds=(world,), **TASK_SETS[task_set]["textworld"])
-    return make_env("scienceworld")
+    return make_env("scienceworld", gold_cache=gold_cache)
 
 
 def open_demo_env(name: str) -> Environment:

@@ -12,6 +12,13 @@ Two ways of serving tasks (`task_types()`):
   control "house-shuffled": nothing about one world carries over to the next). Task type
   "shuffled"; task `i` of a split is the first quest of that split in world
   `SHUFFLED_BASE + SPLIT_OFFSET[split] + i`.
+- `starts=True` (with either): the same quests, each starting in a room of its own instead of the
+  world's start room ("house-starts" and its control "house-starts-shuffled", see
+  `textworld_house.StartsCatalogue`). Task ids carry `?start=cycle`
+  (`textworld/1/dev/3?start=cycle`); the world they name is the same, so `world_of` is too.
+
+A world holds as many quests as its catalogue reaches (`HouseCatalogue.fill`); `hosted` says which
+of a pool's tasks it can serve, so that a stream asking for more is refused before it starts.
 
 Success is the game's `won`. A step is a few milliseconds. Admissible actions are the game's own,
 ordered (actions that change the world first, then look/inventory, then examine) and capped.
@@ -26,7 +33,17 @@ from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
-from rbdspy.envs.textworld_house import HouseCatalogue, HouseQuest, HouseSpec, _textworld, entity_names, start_game
+from rbdspy.envs.textworld_house import (
+    HouseCatalogue,
+    HouseQuest,
+    HouseSpec,
+    StartsCatalogue,
+    _textworld,
+    catalogue_position,
+    entity_names,
+    split_counts,
+    start_game,
+)
 from rbdspy.envs.textworld_truth import lesson_truth
 from rbdspy.types import Experience
 
@@ -37,6 +54,13 @@ SHUFFLED_BASE = 1_000_000
 SPLIT_OFFSET = {"train": 0, "dev": 100_000, "test": 200_000}
 # Quests a split offers per world: 20 build and 40 measured tasks (world 1 hosts 69 quests).
 DEFAULT_POOL = {"train": 20, "dev": 40, "test": 6}
+# The parameter of a task id whose quest starts in a room of its own (`starts=True`).
+STARTS_PARAM = "start=cycle"
+# Worlds whose catalogues hold every quest of DEFAULT_POOL (a 60-task stream of 20 built and 40
+# measured fits) with walkthroughs of the spec's own 2-4 actions, as the measured runs' worlds do
+# (benchmarks/house_capacity.py; every seed of 1-20 holds the pool, the others partly with longer
+# quests): what a refused stream is offered instead.
+FULL_POOL_WORLDS = (1, 2, 4, 5, 6, 9, 10, 12, 16, 17, 18)
 INFO_ACTIONS = ("look", "inventory")
 # The interpreter's prompt and status bar ("\n>   ...   -= Canteen =-0/3") end every reply.
 _PROMPT_TAIL = re.compile(r"\n>[^\n]*$")
@@ -89,6 +113,7 @@ class TextWorldHouses(EnvironmentBase):
     Args:
         worlds: the world seeds whose quests are served (task types), default `(1,)`.
         shuffled: serve the shuffled-world stream instead (task type "shuffled").
+        starts: start each quest in a room of its own (the house-starts streams).
         spec: how worlds and quests are made (`HouseSpec`).
         cache_dir: where catalogues and compiled games are kept (default: `RBDSPY_TEXTWORLD_CACHE`
             or ~/.cache/rbdspy/textworld).
@@ -104,6 +129,7 @@ class TextWorldHouses(EnvironmentBase):
         self,
         worlds: Sequence[int] = (DEFAULT_WORLD,),
         shuffled: bool = False,
+        starts: bool = False,
         spec: HouseSpec | None = None,
         cache_dir: str | Path | None = None,
         pool: dict[str, int] | None = None,
@@ -117,13 +143,16 @@ class TextWorldHouses(EnvironmentBase):
             raise ValueError(f"worlds must be non-negative integer seeds (at least one); got {worlds!r}")
         self.worlds = worlds
         self.shuffled = shuffled
+        self.starts = starts
         self.spec = spec or HouseSpec()
         self.cache_dir = cache_dir
         self.pool = {**DEFAULT_POOL, **(pool or {})}
         self.max_admissible = max_admissible
         self.step_limit = step_limit
         self._catalogues: dict[int, HouseCatalogue] = {}
+        self._starts: dict[int, StartsCatalogue] = {}
         self._facts: dict[int, HouseFacts] = {}
+        self._names: dict[int, dict[str, str]] = {}
         self._descriptions: dict[str, str] = {}
         self._game = None
         self._current: TaskRef | None = None
@@ -145,22 +174,47 @@ class TextWorldHouses(EnvironmentBase):
     def facts(self, seed: int) -> HouseFacts:
         """The facts of world `seed` (map, where things are), named as its games name them."""
         if seed not in self._facts:
-            world = self.catalogue(seed).world
-            self._facts[seed] = house_facts(world, entity_names(world, seed))
+            self._facts[seed] = house_facts(self.catalogue(seed).world, self.names(seed))
         return self._facts[seed]
+
+    def names(self, seed: int) -> dict[str, str]:
+        """What every entity of world `seed` is called in its games, by id ("r_3": "kitchen")."""
+        if seed not in self._names:
+            self._names[seed] = entity_names(self.catalogue(seed).world, seed)
+        return self._names[seed]
+
+    def starts_catalogue(self, seed: int) -> StartsCatalogue:
+        if seed not in self._starts:
+            self._starts[seed] = StartsCatalogue(self.catalogue(seed))
+        return self._starts[seed]
 
     def quest(self, task: TaskRef | str) -> HouseQuest:
         ref = self._task(task)
+        if ref.params == STARTS_PARAM:
+            return self.starts_catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
         return self.catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
 
     def world_of(self, task: TaskRef | str) -> str:
-        """Every quest of a world starts from its state in its start room: "textworld/<seed>"."""
+        """Every quest of a world starts from its state (in its start room, or with `starts` in a
+        room of its own): "textworld/<seed>", whatever the room."""
         return f"{NAME}/{self._task(task).task_type}"
 
+    def task_facts(self, task: TaskRef | str) -> HouseFacts:
+        """The facts of the task's world, its start the room the task starts in."""
+        ref = self._task(task)
+        seed = int(ref.task_type)
+        if ref.params != STARTS_PARAM:
+            return self.facts(seed)
+        room = self.quest(ref).start
+        return self.facts(seed).starting_in(self.names(seed).get(room, room))
+
     def oracle_items(self, task: TaskRef | str) -> list[dict[str, str]]:
-        """The world's map and where every object and key is, as memory items (the ceiling for
-        fact memory)."""
-        return self.world_items(int(self._task(task).task_type))
+        """The world's map (from the room the task starts in) and where every object and key is,
+        as memory items (the ceiling for fact memory)."""
+        ref = self._task(task)
+        if ref.params != STARTS_PARAM:
+            return self.world_items(int(ref.task_type))
+        return oracle_items(self.task_facts(ref), world_label(int(ref.task_type)))
 
     def world_items(self, seed: int) -> list[dict[str, str]]:
         """The map and where things are in world `seed`, as memory items naming that world."""
@@ -169,7 +223,43 @@ class TextWorldHouses(EnvironmentBase):
     def lesson_truth(self, text: str, task: TaskRef | str, experience: Experience | None = None) -> dict[str, int]:
         """How many claims `text` (and an item's typed `experience`) make about the task's world,
         and how many are true."""
-        return lesson_truth(text, self.facts(int(self._task(task).task_type)), experience)
+        return lesson_truth(text, self.task_facts(task), experience)
+
+    def hosted(self, task_ids: Sequence[str]) -> list[str]:
+        """The tasks among `task_ids` whose quests their worlds hold, each world's catalogue
+        generated as far as they reach: a world may hold fewer quests than a split's pool lists.
+        A shuffled stream's tasks (each the first quest of a split in a world of its own) are all
+        served."""
+        if self.shuffled:
+            return list(task_ids)
+        refs = [self._task(t) for t in task_ids]
+        reach: dict[int, int] = {}
+        for ref in refs:
+            seed = int(ref.task_type)
+            reach[seed] = max(reach.get(seed, 0), catalogue_position(ref.split, ref.variation) + 1)
+        held = {seed: self.catalogue(seed).fill(n) for seed, n in reach.items()}
+        return [r.id for r in refs if catalogue_position(r.split, r.variation) < held[int(r.task_type)]]
+
+    def capacity_note(self, task_type: str) -> str:
+        """What world `task_type` serves, in words, for a refusal: the quests it holds by split
+        when its catalogue is known to end there, else the pool each split offers."""
+        pool = self.pool
+        offered = f"{pool['train']} train, {pool['dev']} dev and {pool['test']} test"
+        if not task_type.isdigit():
+            return f"the shuffled stream offers {offered} tasks"
+        catalogue = self.catalogue(int(task_type))
+        if not catalogue.exhausted:
+            return f"world seed {task_type} offers {offered} quests"
+        held = len(catalogue.quests())
+        counts = split_counts(held)
+        return f"world seed {task_type} holds {held} quests ({', '.join(f'{n} {s}' for s, n in counts.items())})"
+
+    def capacity_hint(self, task_type: str) -> str:
+        """What else a stream refused for world `task_type` could play: a world that holds the
+        whole pool ("" when the world is not out of quests, only the pool is short)."""
+        if not task_type.isdigit() or not self.catalogue(int(task_type)).exhausted:
+            return ""
+        return f"another --world-seed ({', '.join(map(str, FULL_POOL_WORLDS))} hold a 60-task stream)"
 
     @staticmethod
     def shuffled_world(split: str, index: int) -> int:
@@ -184,7 +274,10 @@ class TextWorldHouses(EnvironmentBase):
                 seeds = [(self.shuffled_world(split, i), 0) for i in range(n)]
             else:
                 seeds = [(int(kind), i) for i in range(n)]
-            groups.append([TaskRef(env=NAME, task_type=str(s), split=split, variation=i) for s, i in seeds])
+            params = STARTS_PARAM if self.starts else ""
+            groups.append(
+                [TaskRef(env=NAME, task_type=str(s), split=split, variation=i, params=params) for s, i in seeds]
+            )
         return interleave(groups, limit)
 
     def _task(self, task: TaskRef | str) -> TaskRef:
@@ -193,6 +286,8 @@ class TextWorldHouses(EnvironmentBase):
             raise ValueError(f"task {ref.id!r} belongs to environment {ref.env!r}, not {NAME!r}")
         if not ref.task_type.isdigit():
             raise ValueError(f"task {ref.id!r}: {ref.task_type!r} must be a world seed (a non-negative integer)")
+        if ref.params not in ("", STARTS_PARAM):
+            raise ValueError(f"task {ref.id!r}: the only parameter a house task takes is {STARTS_PARAM!r}")
         return ref
 
     # ---- episodes ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ Names are the ones every game of the world uses (`textworld_house.entity_names`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 DIRECTIONS = {"north_of": "north", "south_of": "south", "east_of": "east", "west_of": "west"}
 PORTABLE = ("o", "f", "k")
@@ -28,6 +28,11 @@ class HouseFacts:
     state: dict[str, str] = field(default_factory=dict)
     key_for: dict[str, str] = field(default_factory=dict)
     kind: dict[str, str] = field(default_factory=dict)
+
+    def starting_in(self, room: str) -> HouseFacts:
+        """The same facts with the player starting in `room` (a quest of the house-starts stream):
+        the map text and the moves a lesson counts from the start begin there."""
+        return replace(self, start=room)
 
 
 def house_facts(world, names: dict[str, str]) -> HouseFacts:

@@ -10,7 +10,8 @@ from rbdspy.envs.task_sets import TASK_SETS, env_for_task_set, open_task_set, ta
 
 
 def test_an_unknown_task_set_is_named():
-    with pytest.raises(ValueError, match="unknown task set 'huge'.*demo, lift, house, house-shuffled"):
+    sets = "demo, lift, house, house-shuffled, house-starts, house-starts-shuffled"
+    with pytest.raises(ValueError, match=f"unknown task set 'huge'.*{sets}"):
         open_task_set("twx", "huge")
 
 
@@ -19,11 +20,26 @@ def test_every_task_set_names_its_environments():
         spec = TASK_SETS[name]
         assert spec["twx"] and spec["scienceworld"], name
         assert task_set_types("twx", name) == list(spec["twx"])
-    for name in ("house", "house-shuffled"):
-        assert env_for_task_set(name) == "textworld"
-        assert list(TASK_SETS[name]) == ["textworld"]
-    assert task_set_types("textworld", "house") == ["1"]
+    for name in ("house", "house-shuffled", "house-starts", "house-starts-shuffled"):
+        assert env_for_task_set(name) == "textworld" and "textworld" in TASK_SETS[name]
+    assert task_set_types("textworld", "house") == task_set_types("textworld", "house-starts") == ["1"]
     assert task_set_types("textworld", "house-shuffled") == ["shuffled"]
+    assert task_set_types("textworld", "house-starts-shuffled") == ["shuffled"]
+
+
+def test_the_house_starts_sets_open_the_world_with_quests_starting_in_rooms_of_their_own(tmp_path, monkeypatch):
+    pytest.importorskip("textworld")
+    monkeypatch.setenv("RBDSPY_TEXTWORLD_CACHE", str(tmp_path))  # opening lists tasks only: nothing generated
+    starts = open_task_set("textworld", "house-starts", world_seed=4)
+    control = open_task_set("textworld", "house-starts-shuffled")
+    try:
+        assert starts.task_types() == ["4"] and starts.starts and not starts.shuffled
+        assert control.task_types() == ["shuffled"] and control.starts and control.shuffled
+        [ref] = starts.tasks("dev", limit=1)
+        assert ref.id == "textworld/4/dev/0?start=cycle" and starts.world_of(ref) == "textworld/4"
+    finally:
+        starts.close()
+        control.close()
 
 
 def test_a_task_set_played_in_the_wrong_environment_is_named():

@@ -1,6 +1,7 @@
-"""Persistent TextWorld worlds: quests generated in one world from seeds, the same on every call,
-every gold walkthrough winning, every game of a world starting from the same world, and the
-shuffled stream's worlds all different. Small worlds (3-4 rooms) keep this to seconds."""
+"""Persistent TextWorld worlds: quests generated in one world from seeds, the same on every call
+and whatever was asked before, every gold walkthrough winning, every game of a world starting from
+the same world (or, in the house-starts stream, the same world from another room), and the shuffled
+stream's worlds all different. Small worlds (2-4 rooms) keep this to seconds."""
 
 from __future__ import annotations
 
@@ -13,10 +14,17 @@ import pytest
 
 pytest.importorskip("textworld")
 
-from rbdspy.envs import make_env, play  # noqa: E402
+from rbdspy.envs import make_env, play, textworld_house  # noqa: E402
 from rbdspy.envs.base import TaskRef  # noqa: E402
-from rbdspy.envs.textworld_env import TextWorldHouses, order_admissible  # noqa: E402
-from rbdspy.envs.textworld_house import SPLIT_CYCLE, Goal, HouseCatalogue, HouseSpec  # noqa: E402
+from rbdspy.envs.textworld_env import STARTS_PARAM, TextWorldHouses, order_admissible  # noqa: E402
+from rbdspy.envs.textworld_house import (  # noqa: E402
+    SPLIT_CYCLE,
+    Goal,
+    HouseCatalogue,
+    HouseSpec,
+    catalogue_position,
+    split_counts,
+)
 
 SMALL = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
 POOL = {"train": 2, "dev": 3, "test": 1}
@@ -155,6 +163,8 @@ def test_steps_report_validity_and_the_admissible_list_is_ordered_and_capped(cac
 def test_bad_task_ids_and_specs_are_named(house):
     with pytest.raises(ValueError, match="must be a world seed"):
         house.reset("textworld/house/dev/0")
+    with pytest.raises(ValueError, match="the only parameter a house task takes is 'start=cycle'"):
+        house.reset("textworld/3/dev/0?start=kitchen")
     with pytest.raises(ValueError, match="belongs to environment 'twx'"):
         house.reset(TaskRef(env="twx", task_type="coin", split="dev", variation=0))
     with pytest.raises(ValueError, match="walkthrough lengths"):
@@ -170,3 +180,76 @@ def test_a_world_out_of_quests_says_so(cache):
     catalogue = HouseCatalogue(5, tiny, cache)
     with pytest.raises(ValueError, match="yields no new quest"):
         catalogue.quest("dev", 20)
+
+
+def test_a_world_asked_past_its_end_searches_no_further_and_matches_a_fresh_catalogue(cache, tmp_path, monkeypatch):
+    """A request past a world's last quest used to search another hundred attempts each time (and
+    could then accept quests a fresh catalogue never reaches): the end is now remembered."""
+    tiny = HouseSpec(n_rooms=2, n_objects=1, min_walkthrough=1, max_walkthrough=1)
+    asked = HouseCatalogue(5, tiny, tmp_path / "asked")
+    with pytest.raises(ValueError, match="yields no new quest"):
+        asked.quest("dev", 20)
+    samples = []
+    sample_chain = textworld_house.sample_chain
+    monkeypatch.setattr(textworld_house, "sample_chain", lambda *a, **k: samples.append(a) or sample_chain(*a, **k))
+    with pytest.raises(ValueError, match="yields no new quest"):
+        asked.quest("dev", 20)
+    reloaded = HouseCatalogue(5, tiny, tmp_path / "asked")
+    assert reloaded.exhausted and reloaded.fill(20) == len(asked.quests())
+    assert samples == []  # neither the catalogue nor its saved copy searched again
+    monkeypatch.undo()
+    fresh = HouseCatalogue(5, tiny, tmp_path / "fresh")
+    assert fresh.fill(20) == len(asked.quests()) and fresh.quests() == asked.quests()
+
+
+def test_a_world_out_of_near_goals_goes_on_with_quests_further_from_its_start(tmp_path):
+    """Tier 0 (the original procedure) first; once it finds no new goal, quests walk to another
+    room first, their walkthroughs within the tier's bound, each winning its game."""
+    spec = HouseSpec(n_rooms=3, n_objects=3, min_walkthrough=1, max_walkthrough=1)
+    catalogue = HouseCatalogue(2, spec, tmp_path)
+    held = catalogue.fill(40)
+    tiers = [q.tier for q in catalogue.quests()]
+    assert tiers == sorted(tiers) and tiers[0] == 0 and tiers[-1] > 0, tiers
+    assert all(len(q.walkthrough) <= catalogue.longest(q.tier) for q in catalogue.quests())
+    assert held < 40 and catalogue.exhausted and "rooms reached without a key" in catalogue.stop_reason()
+
+
+def test_catalogue_positions_follow_the_split_cycle():
+    counts = split_counts(66)
+    assert counts == {"train": 20, "dev": 40, "test": 6}  # the default pool: a 60-task stream needs 66 quests
+    positions = {(split, i): catalogue_position(split, i) for split, n in counts.items() for i in range(n)}
+    assert sorted(positions.values()) == list(range(66))  # every place taken once, none skipped
+    assert all(SPLIT_CYCLE[position % len(SPLIT_CYCLE)] == split for (split, _), position in positions.items())
+
+
+def test_house_starts_quests_start_in_rooms_of_their_own_in_one_world(house, cache):
+    starts = TextWorldHouses(worlds=(3,), starts=True, spec=SMALL, cache_dir=cache, pool=POOL)
+    try:
+        refs = starts.tasks("train") + starts.tasks("dev")
+        assert all(r.id.endswith(f"?{STARTS_PARAM}") for r in refs)
+        rooms = {}
+        for ref in refs:
+            starts.reset(ref)
+            rooms[ref.id] = starts.status()["location"]
+            assert play(starts, ref, starts.gold_path(ref)).outcome is True, (ref.id, starts.gold_path(ref))
+            # the same quest as the house stream's, and the same world for memory
+            plain = ref.id.split("?")[0]
+            assert starts.describe(ref) == house.describe(plain)
+            assert starts.world_of(ref) == house.world_of(plain) == "textworld/3"
+        assert len(set(rooms.values())) > 1, rooms
+        # where the oracle map says the task starts is where it starts
+        first = refs[0]
+        assert f"You start in the {rooms[first.id]}." in starts.oracle_items(first)[0]["content"]
+    finally:
+        starts.close()
+
+
+def test_house_starts_shuffled_plays_each_quest_from_its_room_in_a_world_of_its_own(cache):
+    env = TextWorldHouses(shuffled=True, starts=True, spec=SMALL, cache_dir=cache, pool={"train": 2, "dev": 1})
+    try:
+        refs = env.tasks("train") + env.tasks("dev")
+        assert env.task_types() == ["shuffled"] and len({env.world_of(r) for r in refs}) == len(refs)
+        for ref in refs:
+            assert ref.params == STARTS_PARAM and play(env, ref, env.gold_path(ref)).outcome is True
+    finally:
+        env.close()
