@@ -67,7 +67,7 @@ def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_i
     out = file.getvalue()
     assert [r["env_success"] for r in rows] == [True, True]
     record = f"Actions that did it: {house.describe(fetch)}"
-    assert f"[success] {record}" in rows[0]["added"] and record in rows[1]["used"]
+    assert f"[record] {record}" in rows[0]["added"] and record in rows[1]["used"]
     assert rows[0]["suggested"] == 0 and rows[1]["suggested"] >= 1 and rows[1]["followed"] >= 1
     assert f"{first[0]} (memory) → " in out.split("task 2/2")[1]
     assert "  memory       suggested " in out
