@@ -49,14 +49,7 @@ def measure(env, tasks) -> dict[str, int]:
             counts["suggested"] += offered is not None
             counts["equal"] += offered is not None and same_action(offered, action)
             result = env.step(action, admissible=False)
-            where = result.whereabouts
-            suggester.played(
-                action,
-                result.valid,
-                where.place if where else None,
-                where.in_view if where else [],
-                where.carrying if where else [],
-            )
+            suggester.played_from(action, result.valid, result.whereabouts)
             if result.done:
                 break
         counts["tasks"] += 1

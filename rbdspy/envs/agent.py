@@ -258,14 +258,7 @@ class _Episode:
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
-            where = result.whereabouts
-            self.suggester.played(
-                action,
-                result.valid,
-                where.place if where else None,
-                where.in_view if where else (),
-                where.carrying if where else (),
-            )
+            self.suggester.played_from(action, result.valid, result.whereabouts)
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         self.steps.append(
             Step(

@@ -79,6 +79,17 @@ class MapSuggester:
         self.in_view, self.carrying = list(in_view), list(carrying)
         self._advance(action if accepted and not moved else None)
 
+    def played_from(self, action: str, accepted: bool, whereabouts: object | None) -> None:
+        """`played`, with where the agent is now as an environment's `Whereabouts` (None where
+        it names no place)."""
+        self.played(
+            action,
+            accepted,
+            getattr(whereabouts, "place", None),
+            getattr(whereabouts, "in_view", ()),
+            getattr(whereabouts, "carrying", ()),
+        )
+
     def _advance(self, action: str | None) -> None:
         while (target := self.target) is not None and self._is_done(target, action):
             self.done += 1

@@ -80,13 +80,7 @@ class EnvironmentTools:
         self.admissible = list(result.admissible)
         where = result.whereabouts
         if self.suggester is not None:
-            self.suggester.played(
-                action,
-                result.valid,
-                where.place if where else None,
-                where.in_view if where else (),
-                where.carrying if where else (),
-            )
+            self.suggester.played_from(action, result.valid, where)
         self.steps.append(Step(role=AGENT_ROLE, content=action))
         meta = {"score": result.score, "valid": result.valid, **whereabouts_note(where)}
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=meta))

@@ -32,8 +32,7 @@ def _play_by_map(env, task, served) -> tuple[bool, int]:
         followed += offered is not None
         result = env.step(action)
         played.append(action)
-        where = result.whereabouts
-        suggester.played(action, result.valid, where.place, where.in_view, where.carrying)
+        suggester.played_from(action, result.valid, result.whereabouts)
         admissible = result.admissible
         if result.done:
             break
