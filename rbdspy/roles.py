@@ -16,3 +16,5 @@ ENV_ROLE = "env"
 # The step-metadata key under which an observation step notes where the agent is (place, things in
 # view, what it carries), as the environment names it; an episode's typed experience is read from it.
 WHEREABOUTS = "whereabouts"
+# After a move, the action that undoes it as the environment says it (its adapter's `way_back`).
+WAY_BACK = "way_back"

@@ -178,6 +178,7 @@ class ExperienceStep(BaseModel):
     arrived: str | None = None
     in_view: list[str] = Field(default_factory=list)
     carrying: list[str] = Field(default_factory=list)
+    way_back: str | None = None  # after a move, the action that undoes it, where the environment says
 
 
 class Experience(BaseModel):

@@ -55,6 +55,7 @@ from rbdspy.envs.base import (
     StepResult,
     TaskRef,
     Whereabouts,
+    observation_note,
     trajectory_metadata,
     whereabouts_note,
     world_of,
@@ -185,6 +186,7 @@ class _Episode:
                 self.ref, description or self.task, first.whereabouts, self.experience
             )
         self.observation, self.admissible = first.text, first.admissible
+        self.place = first.whereabouts.place if first.whereabouts else None
         self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts)))
         self.note_status()
 
@@ -260,13 +262,9 @@ class _Episode:
         if self.suggester is not None:
             self.suggester.played_from(action, result.valid, result.whereabouts)
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
-        self.steps.append(
-            Step(
-                role=ENV_ROLE,
-                content=result.observation,
-                metadata={"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)},
-            )
-        )
+        note = observation_note(self.agent.env, action, result, self.place)
+        self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
+        self.place = result.whereabouts.place if result.whereabouts else self.place
         self.window.append((action, result.observation))
         self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
         self.note_status()

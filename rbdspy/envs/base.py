@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WHEREABOUTS
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]
@@ -174,6 +174,12 @@ class EnvironmentBase:
         environment names no place (then no map is learned from its episodes)."""
         return None
 
+    def way_back(self, action: str, came_from: str) -> str | None:
+        """The action that undoes `action`, a move from `came_from`, in this environment's own
+        words, or None where it cannot say: a map then knows the way back before any episode
+        took it."""
+        return None
+
     def describe(self, task: TaskRef | str) -> str:
         """The task's natural-language description (cached; a first call loads the task, which
         ends any episode in progress)."""
@@ -297,6 +303,19 @@ def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) 
     }
 
 
+def observation_note(env: Environment, action: str, result: StepResult, came_from: str | None) -> dict[str, Any]:
+    """What an observation step after `action` notes: the score, whether the environment accepted
+    it, where the agent is, and, after a move, the way back as the environment says it."""
+    note = {"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)}
+    where = result.whereabouts
+    method = getattr(env, "way_back", None)
+    if where is not None and came_from and where.place != came_from and callable(method):
+        back = method(action, came_from)
+        if back:
+            note[WAY_BACK] = back
+    return note
+
+
 def whereabouts_note(whereabouts: Whereabouts | None) -> dict[str, Any]:
     """An observation step's note of where the agent is (`place`, `in_view`, `carrying`), the
     typed experience of the episode is read from (`rbdspy.experience`); nothing where the
@@ -323,6 +342,7 @@ def play(
     ref = TaskRef.parse(task) if isinstance(task, str) else task
     first = env.reset(ref, admissible=False)
     steps = [Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts) if places else {})]
+    place = first.whereabouts.place if first.whereabouts else None
     played = 0
     done = False
     for action in actions:
@@ -331,15 +351,13 @@ def play(
         result = env.step(action, admissible=False)
         played += 1
         done = result.done
-        seen = whereabouts_note(result.whereabouts) if places else {}
+        if places:
+            note = observation_note(env, action, result, place)
+            place = result.whereabouts.place if result.whereabouts else place
+        else:
+            note = {"score": result.score, "valid": result.valid}
         steps.append(Step(role=AGENT_ROLE, content=action))
-        steps.append(
-            Step(
-                role=ENV_ROLE,
-                content=result.observation,
-                metadata={"score": result.score, "valid": result.valid, **seen},
-            )
-        )
+        steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
     return Trajectory(
         task=first.task_description,
         steps=steps,

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
+from rbdspy.envs.textworld_compass import opposite_move
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import (
     HouseCatalogue,
@@ -338,6 +339,10 @@ class TextWorldHouses(EnvironmentBase):
         carrying = str(self._state.inventory or "").strip()
         carrying = carrying.split(":", 1)[1].strip().rstrip(".") if ":" in carrying else "nothing"
         return {"location": room.group(1).lower() if room else "", "inventory": carrying}
+
+    def way_back(self, action: str, came_from: str) -> str | None:
+        """A compass move undone by the opposite one ("go north" -> "go south")."""
+        return opposite_move(action)
 
     def whereabouts(self) -> Whereabouts | None:
         """The room the game's description names, the things the player may examine there that

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
+from rbdspy.envs.textworld_compass import opposite_move
 
 NAME = "twx"
 UNKNOWN_ACTION = "Unknown action"
@@ -202,6 +203,10 @@ class TextWorldExpress(EnvironmentBase):
             obs = str(self._state.get("observation", ""))
             valid = not obs.startswith(UNKNOWN_ACTION)
         return self._step_result(obs, valid, admissible)
+
+    def way_back(self, action: str, came_from: str) -> str | None:
+        """A compass move undone by the opposite one ("move north" -> "move south")."""
+        return opposite_move(action)
 
     def whereabouts(self) -> Whereabouts | None:
         """The room the game's look names, the objects its valid actions name (less what the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WHEREABOUTS
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Experience, ExperienceStep, Trajectory
 
 
@@ -50,6 +50,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     arrived=after.get("place"),
                     in_view=list(after.get("in_view", [])),
                     carrying=list(after.get("carrying", [])),
+                    way_back=(step.metadata or {}).get(WAY_BACK),
                 )
             )
             here = after

@@ -58,7 +58,11 @@ class MapSuggester:
             return None
         if not way:  # there: take it, where the map knows how
             taking = self.map.taking(target.name) if target.carry else None
-            return admissible_form(taking, admissible) if taking else None
+            if taking:
+                return admissible_form(taking, admissible)
+            # The thing a task names first is the one it fetches: taken as this world takes things.
+            first = target.thing and not target.kind and self.done == 0
+            return self.map.taking_like(target.name, admissible) if first else None
         edge = way[0]
         # A way listed but not open (a closed door some games list the move through) led nowhere
         # when tried: what was done first where the way was learned comes first then.

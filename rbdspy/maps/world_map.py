@@ -36,6 +36,7 @@ class Edge:
     target: str
     action: str
     before: tuple[str, ...] = ()
+    assumed: bool = False  # the way back the environment named, not yet taken by any episode
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,9 @@ class WorldMap:
                 if place:
                     self.places.add(place)
             if _moved(step):
-                self.edges.setdefault(step.place, {}).setdefault(
-                    step.arrived, Edge(step.place, step.arrived, step.action, _prerequisites(experience, index))
-                )
+                self._learn(Edge(step.place, step.arrived, step.action, _prerequisites(experience, index)))
+                if step.way_back:
+                    self._learn(Edge(step.arrived, step.place, step.way_back, assumed=True))
             elif step.accepted and step.place:
                 for thing in (t for t in step.carrying if t not in carrying):
                     self.taken_by.setdefault(thing, step.action)
@@ -129,6 +130,12 @@ class WorldMap:
         for thing, place in seen:
             self.sightings.setdefault(thing, Counter())[place] += 1
         return True
+
+    def _learn(self, edge: Edge) -> None:
+        """Keeps the first way learned between two places; one taken replaces one only assumed."""
+        known = self.edges.setdefault(edge.source, {}).get(edge.target)
+        if known is None or (known.assumed and not edge.assumed):
+            self.edges[edge.source][edge.target] = edge
 
     @property
     def things(self) -> set[str]:
@@ -150,6 +157,12 @@ class WorldMap:
             if names(carried, thing) or names(thing, carried):
                 return action
         return None
+
+    def taking_like(self, thing: str, admissible: Iterable[str]) -> str | None:
+        """An admissible action naming `thing` that starts as the actions which put things in hand
+        in this world did ("take ...", "pick up ..."): how to take a thing no episode took yet."""
+        verbs = {action.split()[0].lower() for action in self.taken_by.values() if action.split()}
+        return next((a for a in admissible if a.split() and a.split()[0].lower() in verbs and names(a, thing)), None)
 
     def way(self, source: str, goals: Iterable[str]) -> list[Edge] | None:
         """The fewest ways from `source` to the nearest of `goals` ([] when already there), None

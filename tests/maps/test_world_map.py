@@ -134,3 +134,26 @@ def test_a_door_is_learned_when_the_episode_starts_with_something_in_hand():
         }
     )
     assert WorldMap([holding]).edges["hall"]["kitchen"].before == ("open door to kitchen",)
+
+
+def test_a_way_back_the_environment_names_is_known_until_an_episode_takes_another():
+    out = Experience(
+        world="house",
+        start="hall",
+        steps=[ExperienceStep(place="hall", action="go north", arrived="kitchen", way_back="go south")],
+    )
+    world = WorldMap([out])
+    assert (world.edges["kitchen"]["hall"].action, world.edges["kitchen"]["hall"].assumed) == ("go south", True)
+    taken = Experience(
+        world="house", start="kitchen", steps=[ExperienceStep(place="kitchen", action="climb down", arrived="hall")]
+    )
+    world.add(taken)
+    assert (world.edges["kitchen"]["hall"].action, world.edges["kitchen"]["hall"].assumed) == ("climb down", False)
+
+
+def test_the_thing_a_task_fetches_is_taken_as_this_world_takes_things():
+    world = WorldMap([TO_KITCHEN])  # "pick up mug": this world picks things up
+    suggester = MapSuggester(world, "Put the stove on the table.", "kitchen", ["stove"])
+    assert suggester.suggest(["look around", "pick up stove", "open stove"]) == "pick up stove"
+    later = MapSuggester(world, "Put the mug on the stove.", "kitchen", ["mug", "stove"], ["mug"])
+    assert later.suggest(["pick up stove", "put mug on stove"]) is None  # where a thing goes is not fetched
