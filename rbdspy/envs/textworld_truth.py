@@ -17,9 +17,11 @@ naming no such pair are not claims (strategies, guardrails), and a lesson with n
 unchecked rather than true. Names are matched whole-word and longest first, so "cake scented
 passkey" is not read as "passkey".
 
-An action record ("[in textworld/1] > go north | > take mug || Seen: start = book ; go north =
-mug") is checked by its places: each thing seen is a claim that it is in the room the moves lead
-to from the start. Its actions are what an episode did, not claims.
+An action record is checked by its typed experience: each thing seen in a place before the episode
+held it is a claim that it is in that room (`experience_claims`). A record written before
+experiences were typed ("[in textworld/1] > go north | > take mug || Seen: start = book ; go north
+= mug") is checked by its places, each thing seen a claim that it is in the room the moves lead to
+from the start. An episode's actions are what it did, not claims.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The lessons stage: what a judged trajectory teaches, as lessons safe to store.
 
 - extractor.py: `Extractor`, up to 3 lessons from one judged trajectory (successes give
-  strategies, failures guardrails); with `action_record=True` a success also gives its actions.
+  strategies, failures guardrails); with `action_record=True` a success also gives its record.
 - distiller.py: `ContrastiveDistiller`, up to 5 lessons from several judged attempts at one task.
 - caps.py: the caps enforced in code on what an LM wrote (lesson count, field lengths, repeats).
-- action_record.py: a success as a memory item of the actions that won it (no LM call).
+- action_record.py: an episode as a memory item holding its typed experience (no LM call).
 
 Their prompts are in rbdspy/signatures/extract.py and contrast.py. The public names are imported
 from `rbdspy` (or `rbdspy.modules`); this package's __init__ imports none of its modules.

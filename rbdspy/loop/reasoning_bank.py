@@ -126,9 +126,10 @@ class ReasoningBank(dspy.Module):
             Trajectory -> str, or None (`Trajectory.render`, the rendering by characters).
 
         action_record: what the extractor stores besides lessons (`Extractor`). "auto" (the
-            default): in a world that persists (the trajectory names it), every episode as the
-            actions it took and the places it saw, which EnvAgent reads back as routes; elsewhere
-            nothing. False: lessons only, everywhere (the paper's).
+            default): in a world that persists (the trajectory names it), every episode as its
+            typed experience (`rbdspy.maps`), from which EnvAgent learns the world's map; elsewhere
+            nothing. False: lessons only, everywhere (the paper's). An agent that reads no lessons
+            (its `reads_lessons` says so) gets no judge and no lessons: only the record.
     """
 
     def __init__(
