@@ -72,7 +72,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
 def render_experience(experience: Experience, max_chars: int) -> str:
     """The experience as one line a reader follows: where it started and what was there, then each
     accepted action, with the place it led to and what was in view there when the place changed
-    ("In studio: book, stand. > go north -> canteen: fridge, mug. > take mug."). The start is kept
+    ("In hall: book, stand. > go to kitchen -> kitchen: fridge, mug. > take mug."). The start is kept
     when it does not fit: later steps go first."""
     head = f"In {experience.start}" + (f": {', '.join(experience.in_view)}" if experience.in_view else "")
     parts = [head + "." if experience.start else ""]
