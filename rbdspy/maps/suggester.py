@@ -53,7 +53,9 @@ class MapSuggester:
         target = self.target
         if target is None or not self.place:
             return None
-        way = self.map.way(self.place, [p for p in target.places if p not in self.searched][:1])
+        # The place it was seen in most first, among those the map knows a way to.
+        ways = (self.map.way(self.place, [p]) for p in target.places if p not in self.searched)
+        way = next((w for w in ways if w is not None), None)
         if way is None:
             return None
         if not way:  # there: take it, where the map knows how

@@ -157,3 +157,11 @@ def test_the_thing_a_task_fetches_is_taken_as_this_world_takes_things():
     assert suggester.suggest(["look around", "pick up stove", "open stove"]) == "pick up stove"
     later = MapSuggester(world, "Put the mug on the stove.", "kitchen", ["mug", "stove"], ["mug"])
     assert later.suggest(["pick up stove", "put mug on stove"]) is None  # where a thing goes is not fetched
+
+
+def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
+    attic = Experience(world="house", start="attic", in_view=["mug"], steps=[])  # no way to the attic
+    world = WorldMap([attic, attic, TO_KITCHEN])  # the mug: seen twice in the attic, once in the kitchen
+    assert world.where("mug") == ["attic", "kitchen"]
+    suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
+    assert suggester.suggest(["open door to kitchen"]) == "open door to kitchen"
