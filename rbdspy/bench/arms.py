@@ -256,6 +256,7 @@ ARM_SETS: dict[str, list[str]] = {
     "house": [
         BASELINE,
         "reasoningbank",
+        "reasoningbank-read",
         "reasoningbank-improved",
         "reasoningbank-actions",
         "reasoningbank-actions-oracle",
@@ -270,6 +271,7 @@ ARM_SETS: dict[str, list[str]] = {
     "all": [
         BASELINE,
         "reasoningbank",
+        "reasoningbank-read",
         "reasoningbank-improved",
         "reasoningbank-actions",
         "reasoningbank-actions-oracle",
