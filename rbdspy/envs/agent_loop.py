@@ -94,13 +94,18 @@ _STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "wi
 
 
 def focus_order(actions: list[str], task: str) -> list[str]:
-    """`actions` with those sharing more of the task's content words first (stable otherwise)."""
+    """`actions` with those naming more of the task's things first, then, among those, the ones
+    whose verb the task uses too (stable otherwise). A verb alone promotes nothing: a task that says
+    "focus on the thing, then move it" would otherwise list every "focus on X" and "move X to Y"
+    first, whatever X is."""
     wanted = set(_WORDS.findall(task.lower())) - _STOP
 
-    def shared(action: str) -> int:
-        return len(wanted & set(_WORDS.findall(action.lower())))
+    def rank(action: str) -> tuple[int, int]:
+        verb, *rest = _WORDS.findall(action.lower()) or [""]
+        things = len(wanted & set(rest))
+        return (-things, -int(things > 0 and verb in wanted))
 
-    return sorted(actions, key=lambda a: -shared(a))
+    return sorted(actions, key=rank)
 
 
 # Verbs an action may use to do what a task's verb asks ("Put the mug in the fridge." is done by

@@ -133,6 +133,16 @@ def test_helpers_and_variants():
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
     assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
     assert focus_order(actions, "Open the hatch.") == actions
+    # A verb the task uses promotes nothing by itself: ScienceWorld's tasks say "focus" and "move".
+    listed = ["open door", "focus on bed", "move orange to shelf", "go to bathroom", "move orange to blue box"]
+    task = "Find a living thing. First, focus on the thing. Then, move it to the blue box in the bathroom."
+    assert focus_order(listed, task) == [
+        "move orange to blue box",
+        "go to bathroom",
+        "open door",
+        "focus on bed",
+        "move orange to shelf",
+    ]
     assert task_action(actions, "Eat the grape.") == "eat grape"
     assert task_action(["put mug on stand", "insert mug into fridge"], "Put the mug in the fridge.") == (
         "insert mug into fridge"
