@@ -4,7 +4,7 @@
     python -m benchmarks.judge_designs --estimate                                     # its LM time, no LM
     python -m benchmarks.judge_designs --smoke --out /tmp/judge-smoke                 # a scripted LM
 
-Every design of `rbdspy.Judge` (rationale, checklist, self-consistency, confidence) is run with
+Every judge design (`rbdspy.judge.judge_for`: rationale, checklist, self-consistency, confidence) is run with
 each renderer (`legacy`: today's `Trajectory.render(6000)`; `evidence`: `EvidenceRenderer` at
 `--budget-tokens`) on every record of `--data` (default: datasets/scienceworld-dev.jsonl and
 datasets/twx-dev.jsonl, labels from the environments; the trajectories' final answers hidden, as a
@@ -46,6 +46,7 @@ import dspy
 from rbdspy.bench import tables
 from rbdspy.bench.provenance import session_info
 from rbdspy.envs.dataset import LabelledTrajectory, load_records
+from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
     DEFAULT_PROBABILITY_BAND,
@@ -53,13 +54,14 @@ from rbdspy.judge.judge import (
     DEFAULT_SAMPLES,
     JUDGE_DESIGNS,
     PROBABILITY_PREDICTORS,
-    Judge,
+    judge_for,
 )
 from rbdspy.judge.probability import (
     DEFAULT_PROBABILITY_VIEWS,
     answered_by_question,
     questions,
 )
+from rbdspy.judge.probability_judge import ProbabilityJudge
 from rbdspy.judge.trajectory_text import as_judged, render_trajectory
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import load_component
@@ -148,19 +150,21 @@ def load_work(paths: list[str], limit: int | None, seed: int) -> list[tuple[str,
     return [item for group in itertools.zip_longest(*per_file) for item in group if item is not None]
 
 
-def make_judge(arm: Arm, args: argparse.Namespace) -> Judge:
+# The design's own options, from the command line.
+DESIGN_OPTIONS = {"self-consistency": ("samples", "temperature"), "confidence": ("threshold",)}
+
+
+def make_judge(arm: Arm, args: argparse.Namespace) -> BaseJudge:
     renderer = None if arm.renderer == "legacy" else EvidenceRenderer(budget_tokens=args.budget_tokens)
-    judge = Judge(
-        design=arm.design, renderer=renderer, samples=args.samples, temperature=args.temperature,
-        threshold=args.threshold,
-    )  # fmt: skip
+    options = {name: getattr(args, name) for name in DESIGN_OPTIONS.get(arm.design, ())}
+    judge = judge_for(arm.design, renderer=renderer, **options)
     if arm.compiled:
         path = Path(arm.compiled)
         load_component(judge, path / "judge.json" if path.is_dir() else path)
     return judge
 
 
-def demo_texts(judge: Judge) -> set[str]:
+def demo_texts(judge: BaseJudge) -> set[str]:
     """What a compiled judge's demos show (every input but the task): a record whose own text is
     among them was the judge's example, and scoring it would flatter the compile."""
     texts = set()
@@ -170,15 +174,15 @@ def demo_texts(judge: Judge) -> set[str]:
     return texts
 
 
-def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> bool:
+def shown_as_demo(judge: BaseJudge, record: LabelledTrajectory, texts: set[str]) -> bool:
     """Whether the judge was shown `record` as a demo (see `demo_texts`): the texts a compile
-    would have made of it (`Judge.question_demos`, or the rendered trajectory for the designs
-    that read it) are among them."""
+    would have made of it (`ProbabilityJudge.question_demos`, or the rendered trajectory for the
+    designs that read it) are among them."""
     if not texts:
         return False
     trajectory = as_judged(record.trajectory)
     example = dspy.Example(task=trajectory.task, trajectory=trajectory, verdict=record.label)
-    by_predictor = judge.question_demos([example])
+    by_predictor = judge.question_demos([example]) if isinstance(judge, ProbabilityJudge) else None
     if by_predictor is None:
         shown = {render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)}
     else:
@@ -192,7 +196,7 @@ def shown_as_demo(judge: Judge, record: LabelledTrajectory, texts: set[str]) -> 
     return bool(shown & texts)
 
 
-def judge_one(arm: Arm, judge: Judge, file: str, record: LabelledTrajectory) -> dict:
+def judge_one(arm: Arm, judge: BaseJudge, file: str, record: LabelledTrajectory) -> dict:
     trajectory = as_judged(record.trajectory)  # never show the label (an agent's own final answer is no label)
     shown = render_trajectory(trajectory, trajectory.task, judge.max_chars, judge.renderer)
     start = time.perf_counter()
@@ -565,11 +569,11 @@ def report(args: argparse.Namespace, out: Path) -> dict:
 # ---- the LM time a run would take --------------------------------------------------------------
 
 
-def _questions(judge: Judge, trajectory) -> list[tuple[type, dict]]:
+def _questions(judge: BaseJudge, trajectory) -> list[tuple[type, dict]]:
     """(signature, inputs) of each distinct prompt a judge sends for one trajectory: the
     probability design asks its short questions (`questions`, each distinct prompt once); every
     other design reads the rendered trajectory once."""
-    if judge.design == "probability":
+    if isinstance(judge, ProbabilityJudge):
         asked = questions(trajectory.task, trajectory, "", judge.views)
         return [
             (getattr(judge, PROBABILITY_PREDICTORS[asked[q][0]]).signature, asked[q][1])

@@ -25,8 +25,8 @@ import dspy
 
 from rbdspy.bench.tables import benchmark_command, table
 from rbdspy.envs.dataset import load_records
+from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_lm
-from rbdspy.modules import Extractor
 from rbdspy.optimizers.examples import balanced_sample, make_examples
 from rbdspy.optimizers.metrics import combine, lesson_parts
 

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import dspy
 
+from rbdspy import Judge
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
 from rbdspy.lm import make_embedder, make_lm
 from rbdspy.lm.model_files import ensure_model
-from rbdspy.modules import Judge
 
 MAX_TOKENS = 256
 STEPS_PER_TRAJECTORY = 18  # ~1,000 prompt tokens with the judge instructions

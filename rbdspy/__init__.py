@@ -15,30 +15,43 @@ import os
 # import lock, it deadlocks: `rbdspy ui` never listens). Set the variable to "False" to fetch it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from rbdspy.judge.calibration import Calibration, CalibrationWarning  # noqa: E402
-from rbdspy.lm import make_embedder, make_lm  # noqa: E402
-from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
-from rbdspy.modules import (
-    ContrastiveDistiller,
-    Extractor,
+from rbdspy.judge import (
+    BaseJudge,
+    ChecklistJudge,
+    ConfidenceJudge,
     Judge,
-    Learner,
-    LMSetupError,
-    MaTTS,
-    MemoryRetriever,
-    ReasoningBank,
-    Rollout,
-    TrajectoryRefiner,
-    TrajectorySelector,
-    VanillaTTS,
+    ProbabilityJudge,
+    RationaleJudge,
+    SelfConsistencyJudge,
+    judge_for,
 )
+from rbdspy.judge.calibration import Calibration, CalibrationWarning
+from rbdspy.lessons.distiller import ContrastiveDistiller
+from rbdspy.lessons.extractor import Extractor
+from rbdspy.lm import make_embedder, make_lm
+from rbdspy.loop.learner import Learner
+from rbdspy.loop.lm_errors import LMSetupError
+from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.loop.retriever import MemoryRetriever
+from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
 from rbdspy.render import EvidenceRenderer
+from rbdspy.scaling.matts import MaTTS, VanillaTTS
+from rbdspy.scaling.refiner import TrajectoryRefiner
+from rbdspy.scaling.rollout import Rollout
+from rbdspy.scaling.selector import TrajectorySelector
 from rbdspy.tracking import log_bank  # MLflow itself is imported only when a program is logged
 from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaseJudge",
+    "ChecklistJudge",
+    "ConfidenceJudge",
+    "ProbabilityJudge",
+    "RationaleJudge",
+    "SelfConsistencyJudge",
+    "judge_for",
     "Calibration",
     "CalibrationWarning",
     "ContrastiveDistiller",

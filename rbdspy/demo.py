@@ -44,6 +44,7 @@ from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import AUTO
 from rbdspy.memory import MemoryStore
+from rbdspy.roles import AGENT_ROLE, ERROR_ROLE
 from rbdspy.scaling.matts import MaTTS
 from rbdspy.text import clip
 
@@ -101,14 +102,14 @@ def _lm_failure(trajectory) -> str | None:
     errors = int(meta.get("lm_errors", 0) or 0)
     if errors == 0 or int(meta.get("n_steps", 0) or 0) > 0:
         return None
-    first = next((s.content for s in trajectory.steps if s.role == "error"), "")
+    first = next((s.content for s in trajectory.steps if s.role == ERROR_ROLE), "")
     first = first[len(_LM_ERROR_PREFIX) :] if first.startswith(_LM_ERROR_PREFIX) else first
     return _one_line(f"the LM failed on all {errors} steps; first: {first}")
 
 
 def _suggestions(trajectory) -> dict[str, int]:
     """How many steps memory suggested an action on, and on how many the agent played it."""
-    agent_steps = [step for step in (trajectory.steps if trajectory is not None else []) if step.role == "agent"]
+    agent_steps = [step for step in (trajectory.steps if trajectory is not None else []) if step.role == AGENT_ROLE]
     offered = [step for step in agent_steps if step.metadata.get("suggested")]
     return {"suggested": len(offered), "followed": sum(s.metadata["suggested"] == s.content for s in offered)}
 

@@ -6,12 +6,20 @@ than something the agent did: the renderers show them differently, the judge's w
 actions between them, and a trajectory's situation is its task plus the first of them.
 """
 
-OBSERVATION_ROLES = ("env", "tool", "observation")
-
 # The roles EnvAgent and `envs.base.play` write: an action sent to the environment, and what the
-# environment answered (replaying a trajectory means replaying exactly its "agent" steps).
+# environment answered (replaying a trajectory means replaying exactly its "agent" steps), and a
+# step on which the agent failed to act (its LM raised), which sent nothing to the environment.
 AGENT_ROLE = "agent"
 ENV_ROLE = "env"
+ERROR_ROLE = "error"
+
+# The roles of a chat exchange and of a dspy.ReAct trajectory: the inputs the agent was given, what
+# it answered or did, and what a tool it called returned.
+USER_ROLE = "user"
+ASSISTANT_ROLE = "assistant"
+TOOL_ROLE = "tool"
+
+OBSERVATION_ROLES = (ENV_ROLE, TOOL_ROLE, "observation")
 
 # The step-metadata key under which an observation step notes where the agent is (place, things in
 # view, what it carries), as the environment names it; an episode's typed experience is read from it.

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rbdspy.render import EvidenceRenderer, render_by_characters
-from rbdspy.roles import OBSERVATION_ROLES
+from rbdspy.roles import ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
 SourceKind = Literal["success", "failure", "contrast", "refine", "manual", "record"]
@@ -293,9 +293,9 @@ def _steps_from_react(value: Mapping) -> list[Step]:
         thought = value.get(f"thought_{i}", "")
         tool = value.get(f"tool_name_{i}", "")
         args = value.get(f"tool_args_{i}", {})
-        steps.append(Step(role="assistant", content=f"Thought: {thought}\nAction: {tool}({args})"))
+        steps.append(Step(role=ASSISTANT_ROLE, content=f"Thought: {thought}\nAction: {tool}({args})"))
         if f"observation_{i}" in value:
-            steps.append(Step(role="tool", content=value[f"observation_{i}"]))
+            steps.append(Step(role=TOOL_ROLE, content=value[f"observation_{i}"]))
     return steps
 
 

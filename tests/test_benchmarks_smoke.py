@@ -160,17 +160,17 @@ def test_judge_designs_does_not_score_a_compiled_judges_own_demos():
     import dspy
 
     from rbdspy.envs.dataset import load_records
-    from rbdspy.judge.judge import Judge
+    from rbdspy.judge import Judge, ProbabilityJudge, judge_for
 
     records = [r for r in load_records(module.ROOT / "datasets" / "twx-train.jsonl") if len(r.trajectory.steps) > 8]
     shown, other = records[:2], records[2:6]
     for design in ("probability", "rationale"):
-        judge = Judge(design=design)
+        judge = judge_for(design)
         hidden = [r.trajectory.model_copy(update={"final_answer": None}) for r in shown]  # as compiles show them
         examples = [
             dspy.Example(task=t.task, trajectory=t, verdict=r.label) for t, r in zip(hidden, shown, strict=True)
         ]
-        by_predictor = judge.question_demos(examples)
+        by_predictor = judge.question_demos(examples) if isinstance(judge, ProbabilityJudge) else None
         if by_predictor is None:  # a design whose predictor reads the rendered trajectory
             judge.predict.demos = [
                 e.copy(trajectory=module.render_trajectory(e.trajectory, e.task, judge.max_chars, judge.renderer))

@@ -4,8 +4,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from rbdspy import cli
-from rbdspy.cli import app
+from rbdspy.cli import app, seams
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.types import MemoryItem, Provenance
@@ -16,7 +15,7 @@ runner = CliRunner()
 @pytest.fixture(autouse=True)
 def wide_console(monkeypatch):
     """Tables are as wide as a real terminal, so titles are not folded mid-word."""
-    monkeypatch.setattr(cli, "console", Console(width=200))
+    monkeypatch.setattr(seams, "console", Console(width=200))
 
 
 def make_bank(path):
@@ -174,7 +173,7 @@ def test_memory_seed_distils_train_records_and_refuses_dev_ones(tmp_path, monkey
 
     lesson = {"title": "Take the coin", "description": "When a coin is in sight.", "content": "Take the coin."}
     monkeypatch.setattr(
-        cli,
+        seams,
         "_models",
         lambda lm, embedder: (
             DummyLM({"## judge_rationale ##": {"lessons": [lesson]}}, adapter=dspy.JSONAdapter()),

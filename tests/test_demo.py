@@ -400,7 +400,7 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
     """The live step lines only watch: the demo's LM calls (the agent's, the judge's, the
     extractor's, with the memory block retrieved) are those of the same bank and agent without a hook."""
     from rbdspy.envs import EnvAgent
-    from rbdspy.modules import ReasoningBank
+    from rbdspy.loop.reasoning_bank import ReasoningBank
 
     with open_demo_env("twx") as env:
         first, second = demo_tasks(env, 2)

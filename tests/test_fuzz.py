@@ -12,7 +12,9 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rbdspy.judge.judge import Judge, _checks, _unit_interval
+from rbdspy.judge.base import written_verdict
+from rbdspy.judge.checklist import _checks
+from rbdspy.judge.confidence import _unit_interval
 from rbdspy.lessons.caps import normalise_lessons
 from rbdspy.memory.formatting import FENCE_CLOSE, FENCE_OPEN, format_memory_block
 from rbdspy.memory.jsonl import read_items
@@ -81,7 +83,7 @@ def test_any_jsonl_bytes_are_read_or_refused_naming_the_line(tmp_path, lines):
 def test_any_lm_answer_gives_a_verdict_or_lessons_never_an_error(verdict, rationale, checks, lessons, cap):
     import dspy
 
-    label = Judge._verdict(dspy.Prediction(verdict=verdict, rationale=rationale)).label
+    label = written_verdict(dspy.Prediction(verdict=verdict, rationale=rationale)).label
     assert label in ("success", "failure", "indeterminate")
     assert all(isinstance(c["requirement"], str) and isinstance(c["met"], bool) for c in _checks(checks))
     confidence = _unit_interval(verdict)

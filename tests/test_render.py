@@ -234,7 +234,10 @@ def test_as_renderer_and_bad_budgets():
     assert EvidenceRenderer().with_budget(10).budget_tokens == MIN_BUDGET_TOKENS
 
 
-def test_the_not_shown_rule_is_the_same_everywhere():
-    assert judge_signatures.NOT_SHOWN_RULE == NOT_SHOWN_RULE
-    for signature in (judge_signatures.JudgeChecklist, judge_signatures.JudgeWithConfidence):
+def test_the_judge_prompts_that_read_a_rendered_trajectory_end_with_the_not_shown_rule():
+    for signature in (
+        judge_signatures.JudgeChecklist,
+        judge_signatures.JudgeWithConfidence,
+        judge_signatures.JudgeVerdict,
+    ):
         assert " ".join(NOT_SHOWN_RULE.split()) in " ".join(signature.instructions.split())

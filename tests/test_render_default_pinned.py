@@ -3,7 +3,7 @@ judge designs, pinned byte for byte.
 
 The defaults are now the evidence renderer and the probability judge (chosen by measurement,
 docs/concepts/judge.md); the earlier ones stay available (`renderer=None`,
-`Judge(design="rationale")`) and must send exactly the prompts they sent before, so a bank or a
+`RationaleJudge()`) and must send exactly the prompts they sent before, so a bank or a
 benchmark arm that asks for them resumes unchanged. The digests below were computed from the code
 before the renderer was added.
 """
@@ -19,7 +19,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.envs.dataset import load_records
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import Judge, RationaleJudge
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import Step, Trajectory
@@ -107,7 +107,7 @@ def test_default_prompts_are_unchanged():
     first, longest = _trajectory(SW_FIRST), _trajectory(SW_LONGEST)
     lm = DummyLM([{"rationale": "r", "verdict": "success"}])
     dspy.configure(lm=lm)
-    Judge(design="rationale", renderer=None)(task=first.task, trajectory=first)
+    RationaleJudge(renderer=None)(task=first.task, trajectory=first)
     assert _messages(lm) == PINNED_PROMPTS_CHAT["judge"]
     lm = DummyLM([{"lessons": []}])
     dspy.configure(lm=lm)
@@ -123,7 +123,7 @@ def test_default_judge_prompt_under_the_json_adapter_is_unchanged():
     first = _trajectory(SW_FIRST)
     lm = DummyLM([{"rationale": "r", "verdict": "success"}] * 3)
     dspy.configure(lm=lm, adapter=dspy.JSONAdapter())
-    Judge(design="rationale", renderer=None)(task=first.task, trajectory=first)
+    RationaleJudge(renderer=None)(task=first.task, trajectory=first)
     assert _messages(lm) == PINNED_JUDGE_PROMPT_JSON
 
 

@@ -49,7 +49,7 @@ MATTS_SPANS = {
     "MaTTS.forward": 1,
     "MemoryRetriever.forward": 1,
     "Agent.forward": MATTS_K,
-    "Judge.forward": MATTS_K,
+    "ProbabilityJudge.forward": MATTS_K,  # the default judge, named by its design's class
     "TrajectorySelector.forward": 1,
     "ContrastiveDistiller.forward": 1,
 }
@@ -73,7 +73,7 @@ def _free_port() -> int:
 def _helpers_on_path() -> None:
     """The scripted LMs and data of the compile, bench and MaTTS tests are reused here."""
     tests = Path(__file__).resolve().parent
-    for folder in ("optimizers", "bench", "modules"):
+    for folder in ("optimizers", "bench", "scaling"):
         if str(tests / folder) not in sys.path:
             sys.path.insert(0, str(tests / folder))
 

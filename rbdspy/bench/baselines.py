@@ -30,6 +30,7 @@ from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.lm_errors import act, attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
 
@@ -103,9 +104,9 @@ def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str
     end of an episode (where it was won) is kept when the whole does not fit."""
     lines, last_action = [], None
     for step in trajectory.steps:
-        if step.role == "agent":
+        if step.role == AGENT_ROLE:
             last_action = step.content.strip()
-        elif step.role == "env" and last_action is not None:
+        elif step.role == ENV_ROLE and last_action is not None:
             lines.append(f"> {last_action} -> {clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
             last_action = None
     if last_action is not None:

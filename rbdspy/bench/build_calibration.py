@@ -22,7 +22,7 @@ from typing import Any
 import dspy
 
 from rbdspy.judge.calibration import choose_band, lm_name
-from rbdspy.judge.judge import Judge
+from rbdspy.judge.probability_judge import ProbabilityJudge
 
 SCORE_FIELD = "judge_probability"
 
@@ -31,9 +31,7 @@ def calibratable(program: Any) -> bool:
     """Whether `program` labels its trajectories with a probability judge of its own (a
     ReasoningBank that does not trust the environment's outcome)."""
     judge, learner = getattr(program, "judge", None), getattr(program, "learner", None)
-    return (
-        isinstance(judge, Judge) and judge.design == "probability" and learner is not None and not learner.trust_outcome
-    )
+    return isinstance(judge, ProbabilityJudge) and learner is not None and not learner.trust_outcome
 
 
 def calibration_path(arm_file: Path) -> Path:

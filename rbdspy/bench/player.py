@@ -41,6 +41,7 @@ from rbdspy.envs.agent_loop import agent_options
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import DEFAULT
 from rbdspy.memory import MemoryStore
+from rbdspy.roles import AGENT_ROLE
 
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 
@@ -77,12 +78,12 @@ def task_record(
         "score": float(meta.get("final_score") or 0.0) / max_score,
         "steps": steps,
         # What the agent did (the best rollout's actions under MaTTS): why a task was won or lost.
-        "actions": [step.content for step in trajectory.steps if step.role == "agent"]
+        "actions": [step.content for step in trajectory.steps if step.role == AGENT_ROLE]
         if trajectory is not None
         else [],
         # The step memory offered before each action (None where it offered none): why an action
         # was played, beside the actions.
-        "suggested": [step.metadata.get("suggested") for step in trajectory.steps if step.role == "agent"]
+        "suggested": [step.metadata.get("suggested") for step in trajectory.steps if step.role == AGENT_ROLE]
         if trajectory is not None
         else [],
         "env_actions": env_actions,

@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 
 from rbdspy.cli import seams
-from rbdspy.cli.seams import load_models  # noqa: F401  (rbdspy.cli.common.load_models, as before)
 from rbdspy.envs.task_sets import DEMO_ENVS
 from rbdspy.memory.postgres import is_postgres_url
 
@@ -39,13 +38,13 @@ RolloutsOpt = typer.Option(
 
 
 def get_console() -> Console:
-    """The console the commands print to (`rbdspy.cli.console`, kept in seams.py)."""
+    """The console the commands print to (`seams.console`, looked up at each call)."""
     return seams.console
 
 
 def models(lm: str | None, embedder: str | None) -> tuple:
-    """The LM and the embedder that --lm and --embedder name (`rbdspy.cli._models`, kept in
-    seams.py: `load_models` unless swapped)."""
+    """The LM and the embedder that --lm and --embedder name (`seams._models`, looked up at each
+    call: `seams.load_models` unless swapped)."""
     return seams._models(lm, embedder)
 
 

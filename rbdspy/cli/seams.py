@@ -1,9 +1,9 @@
 """What the commands look up at each call, so that a caller (a test) can swap it: the console they
 print to and the function that makes the models --lm and --embedder name.
 
-Swapped through the package, as `rbdspy.cli.console = ...` / `rbdspy.cli._models = ...` (the
-package forwards those two names here), so the command modules read them from this module and
-none of them imports the package that imports them.
+A test swaps them here, as `monkeypatch.setattr(rbdspy.cli.seams, "console", ...)` /
+`monkeypatch.setattr(rbdspy.cli.seams, "_models", ...)`: the commands read both from this module
+at each call (through common.get_console and common.models).
 """
 
 from __future__ import annotations

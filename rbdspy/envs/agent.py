@@ -48,9 +48,6 @@ from rbdspy.envs.agent_loop import (
     task_action,
 )
 from rbdspy.envs.base import (
-    AGENT_ROLE,
-    ENV_ROLE,
-    ERROR_ROLE,
     Environment,
     StepResult,
     TaskRef,
@@ -65,6 +62,7 @@ from rbdspy.loop.lm_errors import raise_if_setup_error
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.world_map import WorldMap
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
 from rbdspy.text import clip
 from rbdspy.types import Experience, Step, Trajectory, situation_text
 

@@ -26,10 +26,6 @@ Split = Literal["train", "dev", "test"]
 SPLITS: tuple[Split, ...] = ("train", "dev", "test")
 T = TypeVar("T")
 
-# Roles of the steps `play` and the agent write. Only "agent" steps are actions sent to the
-# environment; replaying a trajectory means replaying exactly those.
-ERROR_ROLE = "error"
-
 
 class TaskRef(BaseModel):
     """One playable task: environment, task type (ScienceWorld task / TWX game), split and
@@ -157,8 +153,9 @@ class EnvironmentBase:
     name: str = ""
     max_score: float = 1.0
 
-    # Both adapters wrap a simulator on the JVM: `_env` (its Python wrapper), `_server` (the py4j
-    # gateway object), `_current` (the task being played) and `_descriptions` (a cache by task id).
+    # Every adapter keeps `_current` (the task being played) and `_descriptions` (a cache by task
+    # id). The TextWorld-Express and ScienceWorld adapters wrap a simulator on the JVM: `_env` (its
+    # Python wrapper) and `_server` (the py4j gateway object); the TextWorld adapter needs no JVM.
 
     def _load_for_description(self, ref: TaskRef) -> None:  # pragma: no cover - adapters override
         raise NotImplementedError
@@ -243,7 +240,7 @@ class EnvironmentBase:
 
     def __deepcopy__(self, memo):
         # A live handle on a simulator process: DSPy optimizers deep-copy the program once per
-        # candidate, and every copy must play on this same JVM (taking turns, see EnvAgent).
+        # candidate, and every copy must play on this same simulator (taking turns, see EnvAgent).
         return self
 
     def __copy__(self):

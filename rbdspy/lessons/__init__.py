@@ -7,5 +7,5 @@
 - action_record.py: an episode as a memory item holding its typed experience (no LM call).
 
 Their prompts are in rbdspy/signatures/extract.py and contrast.py. The public names are imported
-from `rbdspy` (or `rbdspy.modules`); this package's __init__ imports none of its modules.
+from `rbdspy`; this package's __init__ imports none of its modules.
 """

@@ -31,17 +31,17 @@ ROUTE_MEMORIES = 3
 PLACE_MEMORIES = 10
 
 # What Extractor(action_record=...) records: nothing, successes only, every judged episode, or
-# (AUTO, a bank's default) every episode played in a world that persists and nothing elsewhere:
-# where the tasks share no world, a record was never measured to help.
-SUCCESSES, EVERY, AUTO = True, "every", "auto"
-ACTION_RECORD_MODES = (False, SUCCESSES, EVERY, AUTO)
+# (RECORD_BY_WORLD, spelled "auto", a bank's default) every episode played in a world that
+# persists and nothing elsewhere: where the tasks share no world, a record was never measured to help.
+SUCCESSES, EVERY, RECORD_BY_WORLD = True, "every", "auto"
+ACTION_RECORD_MODES = (False, SUCCESSES, EVERY, RECORD_BY_WORLD)
 
 
 def check_mode(mode: Any) -> bool | str:
     """`mode` if it is one of ACTION_RECORD_MODES, else a ValueError naming the choices."""
     if not any(mode is m or (isinstance(m, str) and mode == m) for m in ACTION_RECORD_MODES):
         raise ValueError(
-            f"action_record must be False, True (successes), {EVERY!r} (every episode) or {AUTO!r} (every "
+            f"action_record must be False, True (successes), {EVERY!r} (every episode) or {RECORD_BY_WORLD!r} (every "
             f"episode in a world that persists); got {mode!r}"
         )
     return mode
@@ -54,9 +54,9 @@ def scope_of(trajectory: Trajectory) -> str | None:
 
 
 def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
-    """The mode in force for one episode: AUTO is EVERY for an episode that names the world that
+    """The mode in force for one episode: RECORD_BY_WORLD is EVERY for an episode that names the world that
     persists it was played in (`scope_of`), False otherwise; any other mode is itself."""
-    if mode != AUTO:
+    if mode != RECORD_BY_WORLD:
         return mode
     return EVERY if scope_of(Trajectory.coerce(trajectory, task=task)) is not None else False
 

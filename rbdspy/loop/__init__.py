@@ -12,5 +12,5 @@
 
 The other stages (rbdspy/judge/, rbdspy/lessons/, rbdspy/scaling/) run on plan.py and
 lm_errors.py, and reasoning_bank.py uses them, so this package imports none of its modules here;
-the public names are imported from `rbdspy` (or `rbdspy.modules`).
+the public names are imported from `rbdspy`.
 """

@@ -9,6 +9,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.roles import ASSISTANT_ROLE, USER_ROLE
 from rbdspy.types import Step, Trajectory
 
 
@@ -70,6 +71,6 @@ def trajectory_of(outputs: Mapping[str, Any], task: str, task_inputs: Mapping[st
     prompt = "\n".join(f"{k}: {v}" for k, v in task_inputs.items())
     return Trajectory(
         task=task,
-        steps=[Step(role="user", content=prompt), Step(role="assistant", content=final_answer or "")],
+        steps=[Step(role=USER_ROLE, content=prompt), Step(role=ASSISTANT_ROLE, content=final_answer or "")],
         final_answer=final_answer,
     )

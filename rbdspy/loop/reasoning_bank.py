@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 import dspy
 
+from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import Judge
-from rbdspy.lessons.action_record import AUTO as RECORD_BY_WORLD
+from rbdspy.lessons.action_record import RECORD_BY_WORLD
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
@@ -170,9 +171,9 @@ class ReasoningBank(dspy.Module):
         self._takes_experience = accepts_input(agent, EXPERIENCE_FIELD)
         self.store = store
         self.retriever = MemoryRetriever(store, k=k, scope=scope, ranking=ranking, min_similarity=min_similarity)
-        if judge is not None and not isinstance(judge, Judge):
+        if judge is not None and not isinstance(judge, BaseJudge):
             raise TypeError(
-                f"judge must be an rbdspy Judge (e.g. Judge(design='checklist')); got {type(judge).__name__}"
+                f"judge must be an rbdspy Judge (e.g. rbdspy.judge.ChecklistJudge()); got {type(judge).__name__}"
             )
         # One renderer for the judge, the extractor and the distiller: each reads the trajectory
         # as the others do. A judge given with its own renderer keeps it.

@@ -27,8 +27,6 @@ from collections.abc import Iterable
 import dspy
 
 from rbdspy.envs.base import (
-    AGENT_ROLE,
-    ENV_ROLE,
     Environment,
     TaskRef,
     trajectory_metadata,
@@ -37,6 +35,7 @@ from rbdspy.envs.base import (
 )
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.world_map import WorldMap
+from rbdspy.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.types import Experience, Step, Trajectory
 
 MAX_LISTED = 40  # admissible actions shown in a tool's answer

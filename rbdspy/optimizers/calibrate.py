@@ -25,13 +25,15 @@ from typing import Any
 import dspy
 
 from rbdspy import tracking
+from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.calibration import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
     DEFAULT_MAX_FALSE_SUCCESS,
     Calibration,
 )
-from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, Judge
+from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, judge_for
+from rbdspy.judge.probability_judge import ProbabilityJudge
 from rbdspy.loop.compiled_prompts import COMPONENT_FILES, PACKAGE_COMPILED_DIR, load_component, read_prompt_state
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
@@ -59,10 +61,10 @@ def judge_file(path: Path | None) -> Path | None:
 
 def load_judge(
     path: Path | None, *, design: str = DEFAULT_JUDGE_DESIGN, renderer: Any = DEFAULT_BUDGET_TOKENS
-) -> Judge:
+) -> BaseJudge:
     """The judge to calibrate: the prompts at `path` (see the module docstring), else the
     package's shipped compiled prompts where it has them, else the hand-written ones."""
-    judge = Judge(design=design, renderer=renderer)
+    judge = judge_for(design, renderer=renderer)
     if path is not None and _bank_file(path):
         state = read_prompt_state(path)
         try:
@@ -79,7 +81,7 @@ def load_judge(
     return judge
 
 
-def save_band(judge: Judge, path: Path) -> Path:
+def save_band(judge: ProbabilityJudge, path: Path) -> Path:
     """Writes the judge (prompts and band) where `path` says; returns the file written."""
     if _bank_file(path):
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -113,6 +115,11 @@ def calibrate_judge(
     records = balanced_sample(load_labelled(files), limit, seed)
     where = Path(path) if path is not None else None
     judge = load_judge(where, design=design, renderer=renderer)
+    if not isinstance(judge, ProbabilityJudge):
+        raise ValueError(
+            f"the {design} judge writes its verdict and has no probability to calibrate; "
+            f"calibrate the {ProbabilityJudge.design} judge (the default)"
+        )
     lm = lm if lm is not None else dspy.settings.lm
     with (
         tracking.run("calibrate-judge", experiment=experiment, tags={"rbdspy.kind": "calibrate"}) as active,

@@ -6,11 +6,11 @@ run per compile.
     # the settings as one object: compile_program("judge", "gepa", train, dev, CompileOptions(budget=48), ...)
     ReasoningBank(agent, store, compiled="compiled/")
 
-A judge is compiled for one design and one renderer (`design=`, `renderer=`, as `Judge` takes
+A judge is compiled for one design and one renderer (`design=`, `renderer=`, as `judge_for` takes
 them): the student is built with them and every train/dev trajectory is rendered as that judge
 will see it, so few-shot demos are the same compressed trajectories. The JSON stores prompts
 only; load it with the same design and renderer (`load_program(..., design=, renderer=)`,
-`rbdspy eval --design --budget-tokens`, or `ReasoningBank(judge=Judge(design=, renderer=),
+`rbdspy eval --design --budget-tokens`, or `ReasoningBank(judge=judge_for(design, renderer=...),
 compiled=...)`): a file of another design fails to load, naming the predictors it lacks.
 
 Each compile: samples balanced train/dev subsets, scores the uncompiled program on dev, runs the
@@ -36,7 +36,7 @@ from typing import Any
 import dspy
 
 from rbdspy import tracking
-from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, Judge
+from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, judge_for
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import COMPONENT_FILES, load_component
@@ -59,11 +59,11 @@ def new_program(
     target: str, *, design: str = DEFAULT_JUDGE_DESIGN, renderer: Any = DEFAULT_BUDGET_TOKENS
 ) -> dspy.Module:
     """The uncompiled program of a target: what `ReasoningBank` holds as `.judge` / `.extractor`.
-    `design` is the judge's (`Judge(design=...)`; the extractors have one design); `renderer`
+    `design` is the judge's (`judge_for(design)`; the extractors have one design); `renderer`
     what either is shown of a trajectory (None: `Trajectory.render`; a token budget or an
     EvidenceRenderer)."""
     if target == "judge":
-        return Judge(design=design, renderer=renderer)
+        return judge_for(design, renderer=renderer)
     if target == "extractors":
         if design != DEFAULT_JUDGE_DESIGN:
             raise ValueError(f"design applies to the judge only; the extractors have one design (got {design!r})")

@@ -48,7 +48,7 @@ class CompileOptions(Options):
     extra_params: dict[str, Any] | None = None
     """More MLflow params to log with the run (the CLI logs its adapter)."""
     design: str = DEFAULT_JUDGE_DESIGN
-    """The judge's design (`Judge(design=...)`; the extractors have one design, the default's name)."""
+    """The judge's design, by name (`judge_for(design)`; the extractors have one design, the default's name)."""
     renderer: Any = DEFAULT_BUDGET_TOKENS
     """What the program is shown of a trajectory, and how the examples it is compiled and scored on
     are rendered: a token budget, an EvidenceRenderer, or None (`Trajectory.render`)."""

@@ -8,5 +8,5 @@
 - refiner.py: `TrajectoryRefiner`, one sequential pass that re-examines the attempt.
 
 Their prompts are in rbdspy/signatures/select.py and refine.py. The public names are imported
-from `rbdspy` (or `rbdspy.modules`); this package's __init__ imports none of its modules.
+from `rbdspy`; this package's __init__ imports none of its modules.
 """

@@ -31,15 +31,10 @@ class JudgeTrajectory(dspy.Signature):
     )
 
 
-# ---- opt-in judge designs (rbdspy.Judge(design=...)); the default above is unchanged -------------
+# ---- opt-in judge designs (rbdspy.judge.judge_for(design)); the default above is unchanged ---------
 
-# The same words as rbdspy.render.NOT_SHOWN_RULE, which the docstrings below end with (a signature
-# file imports only dspy, pydantic and types; a test keeps the three equal).
-NOT_SHOWN_RULE = (
-    "A long trajectory may be shown compressed or with parts left out; a note then says exactly what. "
-    "Never judge a trajectory a failure because of steps you were not shown: judge the steps you see, "
-    "above all the last ones."
-)
+# The docstrings below end with the words of rbdspy.render.NOT_SHOWN_RULE (a docstring cannot
+# import it; tests/test_render.py checks that they do).
 
 
 class RequirementCheck(BaseModel):

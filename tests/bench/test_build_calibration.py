@@ -15,6 +15,7 @@ import rbdspy
 from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, read_calibration
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.tasks import BenchTask
+from rbdspy.judge import RationaleJudge
 from rbdspy.judge.judge import DEFAULT_PROBABILITY_BAND
 from rbdspy.types import Step, Trajectory
 
@@ -37,7 +38,7 @@ BUILD_ROWS += [row(3, "build", 0.8, True)]
 def test_only_a_bank_labelled_by_its_own_probability_judge_is_calibrated(store):
     assert calibratable(bank(store))
     assert not calibratable(bank(store, trust_outcome=True))
-    assert not calibratable(bank(store, judge=rbdspy.Judge(design="rationale")))
+    assert not calibratable(bank(store, judge=RationaleJudge()))
     assert not calibratable(dspy.Predict("task -> answer"))
 
 

@@ -7,10 +7,10 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.envs.base import TaskRef, world_of
+from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.maps import EnvironmentTools
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
-from rbdspy.modules import ReasoningBank
 
 
 class MapFollower(dspy.Module):

@@ -16,7 +16,7 @@ from rbdspy.memory.defence import RULES, Quarantine, lesson_findings, text_findi
 from rbdspy.types import Lesson, MemoryItem, Step, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "modules"))
+sys.path.insert(0, str(ROOT / "tests" / "scaling"))
 
 # Ordinary lessons as rbdspy's extractors write them (the paper's style), including imperatives
 # aimed at the task, quoted actions and numbers: none may be held.

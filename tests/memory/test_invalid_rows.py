@@ -72,9 +72,9 @@ def test_a_row_that_does_not_validate_is_skipped_reported_and_removable(open_sto
 def test_the_cli_lists_around_a_bad_row_and_removes_it(open_store, monkeypatch):
     from rich.console import Console
 
-    import rbdspy.cli
+    from rbdspy.cli import seams
 
-    monkeypatch.setattr(rbdspy.cli, "console", Console(width=300))  # no folded titles
+    monkeypatch.setattr(seams, "console", Console(width=300))  # no folded titles
     store = open_store()
     good, bad = make_item("Check units", task="convert units"), make_item("Open doors", task="find the coin")
     store.add([good, bad])

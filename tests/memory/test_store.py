@@ -508,7 +508,7 @@ def test_deepcopy_returns_same_store_and_pickling_saves_a_reference(open_store, 
     restored.close()
 
 
-def test_a_store_reference_to_a_bank_that_is_gone_names_the_path(tmp_path, hash_embedder):
+def test_a_pickled_store_whose_bank_is_gone_names_the_path(tmp_path, hash_embedder):
     path = tmp_path / "moved"
     with MemoryStore(path, embedder=hash_embedder) as store:
         data = pickle.dumps(store)
@@ -535,7 +535,7 @@ def test_a_store_whose_embedder_cannot_be_pickled_says_so(tmp_path):
         pickle.dumps(store)
 
 
-def test_closed_store_refuses_use(tmp_path, hash_embedder):
+def test_using_a_closed_store_is_refused(tmp_path, hash_embedder):
     store = MemoryStore(tmp_path / "bank", embedder=hash_embedder)
     store.add(topic_items())
     store.close()

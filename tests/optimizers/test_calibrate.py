@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 import rbdspy
 import rbdspy.lm
-from rbdspy import cli
-from rbdspy.cli import app
+from rbdspy.cli import app, seams
 from rbdspy.envs.dataset import LabelledTrajectory, write_records
+from rbdspy.judge import RationaleJudge
 from rbdspy.judge.judge import DEFAULT_PROBABILITY_BAND
 from rbdspy.optimizers.calibrate import calibrate_judge
 from rbdspy.types import Step, Trajectory
@@ -48,7 +48,7 @@ def data(tmp_path):
 def model(monkeypatch):
     lm, server = signal_lm("local/model-a")
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec=None, **kw: lm)
-    monkeypatch.setattr(cli, "console", Console(width=200))
+    monkeypatch.setattr(seams, "console", Console(width=200))
     dspy.configure(adapter=dspy.JSONAdapter())
     return lm
 
@@ -103,8 +103,6 @@ def test_the_cli_names_what_is_wrong(data, tmp_path, model, mlflow_store):
 
 def test_a_bank_file_of_another_judge_design_is_named(data, tmp_path, model, mlflow_store, store):
     agent = dspy.Predict("task, memory -> answer")
-    rbdspy.ReasoningBank(agent, store, judge=rbdspy.Judge(design="rationale"), compiled=None).save(
-        str(tmp_path / "bank.json")
-    )
+    rbdspy.ReasoningBank(agent, store, judge=RationaleJudge(), compiled=None).save(str(tmp_path / "bank.json"))
     with pytest.raises(ValueError, match="its judge has no saved state for 'last_steps_verdict'"):
         calibrate_judge([data], path=tmp_path / "bank.json", lm=model)

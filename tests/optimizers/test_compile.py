@@ -91,17 +91,17 @@ def test_the_saved_program_reloads_and_answers_the_same(data_files, tmp_path, ml
 
 
 def test_the_bank_uses_a_compile_output_directory(data_files, tmp_path, mlflow_store, hash_embedder):
-    import rbdspy
     from rbdspy import MemoryStore, ReasoningBank
+    from rbdspy.judge import RationaleJudge
 
     run_compile("judge", "gepa", data_files, tmp_path / "out")
     agent = dspy.Predict("task, memory -> answer")
     with MemoryStore(tmp_path / "bank", embedder=hash_embedder) as store:
-        rationale = {"judge": rbdspy.Judge(design="rationale")}  # the design the file was compiled for
+        rationale = {"judge": RationaleJudge()}  # the design the file was compiled for
         bank = ReasoningBank(agent, store, compiled=tmp_path / "out", **rationale)
         assert STRICT in bank.judge.predict.signature.instructions
         assert bank.compiled_from == [str(tmp_path / "out" / "judge.json")]
-        plain = ReasoningBank(agent, store, compiled=None, judge=rbdspy.Judge(design="rationale"))
+        plain = ReasoningBank(agent, store, compiled=None, judge=RationaleJudge())
         assert STRICT not in plain.judge.predict.signature.instructions
         plain.load(tmp_path / "out")
         assert STRICT in plain.judge.predict.signature.instructions

@@ -8,8 +8,9 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import rbdspy.lm
-from rbdspy import cli, tracking
-from rbdspy.cli import app
+from rbdspy import tracking
+from rbdspy.cli import app, seams
+from rbdspy.cli.compile import _adapter
 
 runner = CliRunner()
 
@@ -23,7 +24,7 @@ def scripted(monkeypatch, mlflow_store):
         return {"dummy": scripted_lm, "dummy-reflect": scripted_reflection_lm}[spec]()
 
     monkeypatch.setattr(rbdspy.lm, "make_lm", make_lm)
-    monkeypatch.setattr(cli, "console", Console(width=200))
+    monkeypatch.setattr(seams, "console", Console(width=200))
     return specs
 
 
@@ -150,7 +151,7 @@ def test_adapter_names_map_to_dspy_adapters_and_unknown_ones_are_refused(data_fi
     import dspy
 
     train, dev = data_files
-    assert isinstance(cli._adapter("json"), dspy.JSONAdapter) and isinstance(cli._adapter("chat"), dspy.ChatAdapter)
+    assert isinstance(_adapter("json"), dspy.JSONAdapter) and isinstance(_adapter("chat"), dspy.ChatAdapter)
     bad = invoke(
         "compile",
         "--target",

@@ -6,7 +6,7 @@ from compile_testing import GOLD, record, records
 from dspy.utils import DummyLM
 
 from rbdspy.envs.dataset import Cause, write_records
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import RationaleJudge
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.optimizers.examples import (
@@ -112,7 +112,7 @@ def test_examples_rendered_with_an_evidence_renderer_are_what_that_judge_is_show
     assert "characters of the middle omitted" in legacy.trajectory and "NOT SHOWN" not in legacy.trajectory
     assert "NOT SHOWN" in evidence.trajectory and estimate_tokens(evidence.trajectory) <= 400
     hidden = rec.trajectory.model_copy(update={"final_answer": None})  # the judge's example omits the score line
-    shown = prompt_of(Judge(design="rationale", renderer=renderer), task=rec.trajectory.task, trajectory=hidden)
+    shown = prompt_of(RationaleJudge(renderer=renderer), task=rec.trajectory.task, trajectory=hidden)
     assert evidence.trajectory in shown and legacy.trajectory not in shown
     # a token budget (int) renders the same as the renderer it stands for, for every record
     assert [e.trajectory for e in make_examples("judge", [rec], renderer=400)] == [evidence.trajectory]

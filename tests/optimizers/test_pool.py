@@ -8,7 +8,7 @@ import mlflow
 import pytest
 from compile_testing import STRICT, marker_lm, records, scripted_lm
 
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import ChecklistJudge, ConfidenceJudge, RationaleJudge
 from rbdspy.optimizers import compile_program, load_program, new_program, recipes
 from rbdspy.optimizers.examples import make_examples
 from rbdspy.optimizers.instruction_pool import JUDGE_POOL
@@ -42,7 +42,7 @@ def test_plan_spends_candidates_times_n_val_and_refuses_a_budget_below_two_each(
 
 
 def test_the_pool_recipe_keeps_the_strategy_that_scores_best():
-    student, metric = Judge(design="rationale", renderer=None), CountingMetric(judge_score)
+    student, metric = RationaleJudge(renderer=None), CountingMetric(judge_score)
     with dspy.context(lm=marker_lm()):
         compiled, knobs = run_pool(student, trainset(), metric=metric, budget=40, pool=MARKED_POOL)
     assert knobs["chosen"] == "strict" and knobs["candidates"] == 5 and knobs["n_val"] == 8
@@ -56,9 +56,7 @@ def test_the_pool_recipe_keeps_the_strategy_that_scores_best():
 def test_a_tie_keeps_the_hand_written_instruction():
     pool = {"lenient": MARKED_POOL["lenient"], "gloomy": MARKED_POOL["gloomy"]}
     with dspy.context(lm=marker_lm()):
-        compiled, knobs = run_pool(
-            Judge(design="rationale", renderer=None), trainset(), metric=judge_score, budget=12, pool=pool
-        )
+        compiled, knobs = run_pool(RationaleJudge(renderer=None), trainset(), metric=judge_score, budget=12, pool=pool)
     assert knobs["val_scores"] == "current=0.500,lenient=0.500,gloomy=0.500" and knobs["chosen"] == "current"
     assert compiled.predict.signature.instructions == JudgeTrajectory.instructions
 
@@ -68,9 +66,7 @@ def test_the_written_pool_is_scored_whole_within_the_budget():
     scored, none beats the hand-written prompt, and no more metric calls than the budget."""
     metric = CountingMetric(judge_score)
     with dspy.context(lm=scripted_lm()):
-        compiled, knobs = run_pool(
-            Judge(design="rationale", renderer=None), trainset(), metric=metric, budget=20, pool=None
-        )
+        compiled, knobs = run_pool(RationaleJudge(renderer=None), trainset(), metric=metric, budget=20, pool=None)
     names = ["current", *JUDGE_POOL]
     assert [entry.split("=")[0] for entry in knobs["val_scores"].split(",")] == names
     assert knobs["chosen"] == "current" and metric.calls == 14 <= 20  # 7 candidates x n_val 2
@@ -87,10 +83,10 @@ def test_the_written_strategies_are_distinct_whole_instructions():
 @pytest.mark.parametrize(
     "judge, predictor, rule",
     [
-        (Judge(design="rationale", renderer=None), "predict", False),
-        (Judge(design="rationale", renderer=300), "predict", True),  # reads compressed trajectories: keeps the rule
-        (Judge(design="checklist"), "checklist", True),
-        (Judge(design="confidence"), "confident", True),
+        (RationaleJudge(renderer=None), "predict", False),
+        (RationaleJudge(renderer=300), "predict", True),  # reads compressed trajectories: keeps the rule
+        (ChecklistJudge(), "checklist", True),
+        (ConfidenceJudge(), "confident", True),
     ],
 )
 def test_a_strategy_goes_on_every_predictor_of_any_design(judge, predictor, rule):

@@ -73,7 +73,7 @@ def test_an_explicit_directory_must_hold_something(tmp_path, store):
 
 def test_a_file_for_the_wrong_component_is_named(tmp_path, store):
     Extractor().save(str(tmp_path / "judge.json"))
-    with pytest.raises(ValueError, match=r"judge\.json is not a compiled Judge"):
+    with pytest.raises(ValueError, match=r"judge\.json is not a compiled ProbabilityJudge"):
         ReasoningBank(agent(), store, compiled=tmp_path)
 
 

@@ -12,7 +12,7 @@ import pytest
 from dspy.utils import DummyLM
 from judge_testing import entry, verdict_reply
 
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import ProbabilityJudge
 from rbdspy.judge.probability import label_probability, lm_calls, log_odds
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
 from rbdspy.types import Step, Trajectory
@@ -72,7 +72,7 @@ def asked(server):
 
 def test_the_default_score_is_the_mean_log_odds_of_the_windows_and_the_action_list():
     server = configure(p_last=0.6, p_action=0.9, p_actions=0.2)
-    pred = Judge(design="probability")(task="boil water", trajectory=TRAJ)
+    pred = ProbabilityJudge()(task="boil water", trajectory=TRAJ)
     expected = sigmoid((2 * log_odds(0.6) + log_odds(0.9) + log_odds(0.2)) / 4)
     assert pred.probability == pytest.approx(expected, abs=1e-3)
     assert pred.probabilities == pytest.approx(
@@ -85,21 +85,21 @@ def test_the_default_score_is_the_mean_log_odds_of_the_windows_and_the_action_li
     assert any("[2] agent: fill pot\n[3] env: The pot is full of water.\n[4] agent: activate stove" in t for t in texts)
     assert any("[4] agent: activate stove\n[5] env: The water boils." in t and "fill pot" not in t for t in texts)
     assert any("1. fill pot\n2. activate stove\nlast answer: The water boils." in t for t in texts)
-    names = [n for n, _ in Judge(design="probability").named_predictors()]
+    names = [n for n, _ in ProbabilityJudge().named_predictors()]
     assert names == ["last_steps_verdict", "actions_verdict"]
 
 
 def test_one_low_question_pulls_the_verdict_down():
     configure(p_last=0.6, p_action=0.9, p_actions=0.6)
-    agreed = Judge(design="probability", band=(0.5, 0.5))(task="boil water", trajectory=TRAJ)
+    agreed = ProbabilityJudge(band=(0.5, 0.5))(task="boil water", trajectory=TRAJ)
     configure(p_last=0.6, p_action=0.9, p_actions=0.01)  # the action list shows the task not done
-    doubted = Judge(design="probability", band=(0.5, 0.5))(task="boil water", trajectory=TRAJ)
+    doubted = ProbabilityJudge(band=(0.5, 0.5))(task="boil water", trajectory=TRAJ)
     assert agreed.verdict.label == "success" and doubted.verdict.label == "failure"
 
 
 def test_the_progress_view_compares_the_last_steps_with_one_action_earlier():
     server = configure(p_last=0.6, p_before=0.3)
-    pred = Judge(design="probability", views=("last-steps", "progress"))(task="boil water", trajectory=TRAJ)
+    pred = ProbabilityJudge(views=("last-steps", "progress"))(task="boil water", trajectory=TRAJ)
     expected = sigmoid((log_odds(0.6) + (log_odds(0.6) - log_odds(0.3))) / 2)
     assert pred.probability == pytest.approx(expected, abs=1e-3)
     assert pred.probabilities == pytest.approx({"last-steps": 0.6, "before-last": 0.3}, abs=1e-3)
@@ -107,41 +107,41 @@ def test_the_progress_view_compares_the_last_steps_with_one_action_earlier():
     earlier = "[2] agent: fill pot\n[3] env: The pot is full of water.\n\n"
     assert any(earlier in t and "boils" not in t for t in asked(server))
     configure(p_last=0.6, p_before=0.6)
-    flat = Judge(design="probability", views=("last-steps", "progress"))(task="boil water", trajectory=TRAJ)
+    flat = ProbabilityJudge(views=("last-steps", "progress"))(task="boil water", trajectory=TRAJ)
     assert flat.probability < pred.probability  # the last action changed nothing: a lower score
 
 
 def test_a_single_action_is_one_window_and_has_nothing_before_it_to_compare_with():
     server = configure(p_last=0.2, p_before=0.7)  # no "boils" in these last steps: answered 0.7
     one = Trajectory(task="t", steps=[Step(role="user", content="t"), Step(role="assistant", content="answer: 4")])
-    pred = Judge(design="probability")(task="t", trajectory=one)
+    pred = ProbabilityJudge()(task="t", trajectory=one)
     assert pred.probabilities == pytest.approx({"recent-steps": 0.7, "last-steps": 0.7, "last-action": 0.7}, abs=1e-3)
     assert len(server.bodies) == 1  # the one window is the whole list of actions too
     server = configure(p_last=0.2, p_before=0.7)
-    pred = Judge(design="probability", views=("last-steps", "progress"))(task="t", trajectory=one)
+    pred = ProbabilityJudge(views=("last-steps", "progress"))(task="t", trajectory=one)
     assert pred.probabilities == pytest.approx({"last-steps": 0.7}, abs=1e-3) and len(server.bodies) == 1
 
 
 def test_the_threshold_decides_and_the_band_abstains():
     configure(p_last=0.3, p_before=0.3)  # score 0.3
-    assert Judge(design="probability", band=(0.25, 0.25))(task="t", trajectory=TRAJ).verdict.label == "success"
-    assert Judge(design="probability", band=(0.35, 0.35))(task="t", trajectory=TRAJ).verdict.label == "failure"
-    pred = Judge(design="probability", band=(0.2, 0.4))(task="t", trajectory=TRAJ)
+    assert ProbabilityJudge(band=(0.25, 0.25))(task="t", trajectory=TRAJ).verdict.label == "success"
+    assert ProbabilityJudge(band=(0.35, 0.35))(task="t", trajectory=TRAJ).verdict.label == "failure"
+    pred = ProbabilityJudge(band=(0.2, 0.4))(task="t", trajectory=TRAJ)
     assert pred.verdict.label == "indeterminate" and "abstention band [0.20, 0.40)" in pred.verdict.rationale
 
 
 def test_the_trajectory_view_alone_asks_one_question_async():
     server = configure(p_last=0.9, p_trajectory=0.1)
-    pred = asyncio.run(Judge(design="probability", views=("trajectory",)).acall(task="t", trajectory=TRAJ))
+    pred = asyncio.run(ProbabilityJudge(views=("trajectory",)).acall(task="t", trajectory=TRAJ))
     assert pred.verdict.label == "failure" and pred.probabilities == pytest.approx({"trajectory": 0.1}, abs=1e-3)
     assert len(server.bodies) == 1
-    names = [n for n, _ in Judge(design="probability", views=("trajectory",)).named_predictors()]
+    names = [n for n, _ in ProbabilityJudge(views=("trajectory",)).named_predictors()]
     assert names == ["trajectory_verdict"]
 
 
 def test_a_trajectory_given_as_text_is_asked_about_its_tail_once():
     server = configure(p_last=0.7)
-    pred = Judge(design="probability")(task="t", trajectory="[0] env: The water boils.")
+    pred = ProbabilityJudge()(task="t", trajectory="[0] env: The water boils.")
     assert pred.probabilities == pytest.approx({"last-steps": 0.7}, abs=1e-3) and len(server.bodies) == 1
     assert pred.probability == pytest.approx(0.7, abs=1e-3)
 
@@ -149,21 +149,21 @@ def test_a_trajectory_given_as_text_is_asked_about_its_tail_once():
 def test_an_lm_without_logprobs_counts_its_written_word():
     # Asked in order: the window of six actions (the same as three here), the last action, the list.
     dspy.configure(lm=DummyLM([{"verdict": "success"}, {"verdict": "success"}, {"verdict": "failure"}]))
-    pred = Judge(design="probability")(task="t", trajectory=TRAJ)
+    pred = ProbabilityJudge()(task="t", trajectory=TRAJ)
     assert pred.probabilities == {"recent-steps": 1.0, "last-steps": 1.0, "last-action": 1.0, "actions": 0.0}
     assert pred.verdict.label == "success"  # three of four terms at 1.0 outweigh one at 0.0
 
 
 def test_garbage_is_indeterminate():
     dspy.configure(lm=DummyLM([{"verdict": "maybe"}] * 4))
-    assert Judge(design="probability")(task="t", trajectory=TRAJ).verdict.label == "indeterminate"
+    assert ProbabilityJudge()(task="t", trajectory=TRAJ).verdict.label == "indeterminate"
 
 
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="views"):
-        Judge(design="probability", views=("vibes",))
+        ProbabilityJudge(views=("vibes",))
     with pytest.raises(ValueError, match="band"):
-        Judge(design="probability", band=(0.6, 0.4))
+        ProbabilityJudge(band=(0.6, 0.4))
 
 
 def test_label_probability_reads_the_first_label_token():
@@ -184,7 +184,7 @@ def test_an_lm_whose_provider_has_no_logprobs_is_not_asked_for_them():
             return super().__call__(*args, **kwargs)
 
     dspy.configure(lm=NoLogprobs([{"verdict": "success"}, {"verdict": "success"}, {"verdict": "failure"}]))
-    assert Judge(design="probability")(task="t", trajectory=TRAJ).verdict.label == "success"
+    assert ProbabilityJudge()(task="t", trajectory=TRAJ).verdict.label == "success"
 
 
 def test_lm_calls_counts_each_distinct_prompt_once():
@@ -198,5 +198,5 @@ def test_lm_calls_counts_each_distinct_prompt_once():
     assert [lm_calls(acting(n)) for n in (1, 2, 3, 4, 7)] == [1, 3, 3, 4, 4]
     assert lm_calls(acting(7), ("last-steps", "progress")) == 2 and lm_calls("[0] env: text") == 1
     server = configure(p_last=0.6)
-    Judge(design="probability")(task="t", trajectory=acting(7))
+    ProbabilityJudge()(task="t", trajectory=acting(7))
     assert len(server.bodies) == lm_calls(acting(7))

@@ -13,8 +13,11 @@ import pytest
 from judge_testing import signal_lm
 
 import rbdspy
+from rbdspy.envs.dataset import LabelledTrajectory, write_records
+from rbdspy.judge import Judge, judge_for
 from rbdspy.judge.calibration import Calibration, CalibrationWarning, choose_band
-from rbdspy.judge.judge import DEFAULT_PROBABILITY_BAND, Judge
+from rbdspy.judge.probability_judge import DEFAULT_PROBABILITY_BAND
+from rbdspy.optimizers.calibrate import calibrate_judge
 from rbdspy.types import Step, Trajectory
 
 
@@ -28,6 +31,13 @@ def game(signal: int, outcome: bool | None = None) -> Trajectory:
 
 def record(signal: int, label: str) -> dict:
     return {"trajectory": game(signal).model_dump(mode="json"), "label": label}
+
+
+def labelled_record(signal: int, label: str) -> LabelledTrajectory:
+    """A dataset record, as `rbdspy calibrate --from` reads them."""
+    return LabelledTrajectory(
+        trajectory=game(signal), label=label, kind="agent", env="fake", task_id=f"fake/{signal}", split="train"
+    )
 
 
 # ---- choosing the band ---------------------------------------------------------------------
@@ -150,9 +160,13 @@ def test_bad_examples_are_named():
 
 
 @pytest.mark.parametrize("design", ["rationale", "checklist", "self-consistency", "confidence"])
-def test_designs_without_a_probability_have_nothing_to_calibrate(design):
+def test_designs_without_a_probability_have_nothing_to_calibrate(design, tmp_path):
+    """Their classes have no calibrate; calibrating one by its design's name says why."""
+    assert not hasattr(judge_for(design), "calibrate")
+    data = tmp_path / "labelled.jsonl"
+    write_records(data, [labelled_record(10, "failure"), labelled_record(90, "success")])
     with pytest.raises(ValueError, match=f"the {design} judge writes its verdict and has no probability"):
-        Judge(design=design).calibrate([record(10, "failure"), record(90, "success")])
+        calibrate_judge([data], design=design, lm=signal_lm()[0])
 
 
 # ---- saved and loaded with the program ---------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dspy
 from dspy.utils import DummyLM
 
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import ConfidenceJudge, RationaleJudge
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.render import EvidenceRenderer
@@ -77,7 +77,7 @@ def _bank(tmp_path, **kwargs):
 
 def test_the_bank_shows_judge_and_extractor_one_renderer(tmp_path):
     renderer = EvidenceRenderer(budget_tokens=500)
-    bank = _bank(tmp_path, renderer=renderer, judge=Judge(design="rationale", renderer=renderer))
+    bank = _bank(tmp_path, renderer=renderer, judge=RationaleJudge(renderer=renderer))
     assert (
         bank.judge.renderer is renderer and bank.extractor.renderer is renderer and bank.distiller.renderer is renderer
     )
@@ -99,7 +99,7 @@ def test_the_default_bank_shares_the_default_renderer_and_the_distiller_a_larger
 
 
 def test_the_bank_takes_a_judge_of_another_design(tmp_path):
-    judge = Judge(design="confidence", threshold=0.9)
+    judge = ConfidenceJudge(threshold=0.9)
     bank = _bank(tmp_path, judge=judge, renderer=None)
     assert bank.judge is judge and bank.extractor.renderer is None
     dspy.configure(lm=DummyLM([{"rationale": "unsure", "verdict": "success", "confidence": 0.5}]))

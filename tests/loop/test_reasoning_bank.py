@@ -185,7 +185,7 @@ def test_named_predictors_expose_the_learners(store):
     names = [n for n, _ in ReasoningBank(agent=RecordingAgent(), store=store).named_predictors()]
     for expected in (
         "agent.predict",
-        "judge.last_steps_verdict",  # the default judge's one question (rbdspy.Judge(design="probability"))
+        "judge.last_steps_verdict",  # the default judge's one question (rbdspy.Judge, the probability judge)
         "extractor.success",
         "extractor.failure",
         "distiller.contrast",

@@ -140,7 +140,7 @@ class _Won(dspy.Module):
 
 
 def test_a_bank_with_the_record_stores_it_beside_its_lessons(store):
-    from rbdspy.modules import ReasoningBank
+    from rbdspy.loop.reasoning_bank import ReasoningBank
 
     dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
     bank = ReasoningBank(agent=_Won(), store=store, trust_outcome=True, compiled=None)
@@ -158,7 +158,7 @@ class _Lost(dspy.Module):
 
 
 def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
-    from rbdspy.modules import ReasoningBank
+    from rbdspy.loop.reasoning_bank import ReasoningBank
 
     dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
     bank = ReasoningBank(agent=_Lost(), store=store, trust_outcome=True, compiled=None)
@@ -172,9 +172,9 @@ def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
 
 
 def test_a_bank_by_default_records_episodes_of_a_world_that_persists_only(tmp_path):
+    from rbdspy.loop.reasoning_bank import ReasoningBank
     from rbdspy.memory import MemoryStore
     from rbdspy.memory.embedders import HashEmbedder
-    from rbdspy.modules import ReasoningBank
 
     def records(agent, **options):
         dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
@@ -199,9 +199,9 @@ class _Unread(dspy.Module):
 
 
 def test_a_bank_whose_agent_reads_no_lessons_asks_no_lm_and_still_records_the_episode(tmp_path):
+    from rbdspy.loop.reasoning_bank import ReasoningBank
     from rbdspy.memory import MemoryStore
     from rbdspy.memory.embedders import HashEmbedder
-    from rbdspy.modules import ReasoningBank
 
     lm = DummyLM([])  # any call would fail: no judge, no extractor may ask it
     dspy.configure(lm=lm)

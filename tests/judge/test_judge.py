@@ -7,7 +7,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.judge.judge import Judge
+from rbdspy.judge import Judge, RationaleJudge
 
 TRAJ = [
     {"role": "user", "content": "boil the water"},
@@ -17,13 +17,13 @@ TRAJ = [
 
 def test_judge_returns_the_lm_verdict_and_rationale():
     dspy.configure(lm=DummyLM([{"verdict": "success", "rationale": "boiling observed"}]))
-    v = Judge(design="rationale")(task="boil water", trajectory=TRAJ).verdict
+    v = RationaleJudge()(task="boil water", trajectory=TRAJ).verdict
     assert v.label == "success" and v.rationale == "boiling observed" and v.source == "judge"
 
 
 def test_judge_async_path():
     dspy.configure(lm=DummyLM([{"verdict": "failure", "rationale": "never boiled"}]))
-    v = asyncio.run(Judge(design="rationale").acall(task="boil water", trajectory=TRAJ)).verdict
+    v = asyncio.run(RationaleJudge().acall(task="boil water", trajectory=TRAJ)).verdict
     assert v.label == "failure"
 
 
@@ -37,7 +37,7 @@ def test_judge_async_path():
 )
 def test_bad_lm_answers_give_indeterminate_not_an_exception(answer):
     dspy.configure(lm=DummyLM([answer] * 3))
-    v = Judge(design="rationale")(task="boil water", trajectory=TRAJ).verdict
+    v = RationaleJudge()(task="boil water", trajectory=TRAJ).verdict
     assert v.label == "indeterminate"
 
 
@@ -46,7 +46,7 @@ def test_lm_error_gives_indeterminate():
         def forward(self, **kw):
             raise RuntimeError("server down")
 
-    judge = Judge(design="rationale")
+    judge = RationaleJudge()
     judge.predict = Broken()
     v = judge(task="t", trajectory=TRAJ).verdict
     assert v.label == "indeterminate" and "server down" in v.rationale
@@ -65,7 +65,7 @@ def test_long_trajectories_are_windowed_before_the_lm_sees_them():
             seen["len"] = len(trajectory)
             return dspy.Prediction(verdict="failure", rationale="r")
 
-    judge = Judge(max_chars=1000, design="rationale", renderer=None)  # the character-cut rendering
+    judge = RationaleJudge(max_chars=1000, renderer=None)  # the character-cut rendering
     judge.predict = Spy()
     long = [{"role": "env", "content": "x" * 200} for _ in range(100)]
     assert judge(task="t", trajectory=long).verdict.label == "failure"

@@ -1,6 +1,0 @@
-"""Moved to `rbdspy.lessons.distiller`, where the code lives. This module re-exports it so that the old path
-keeps working for imports and for pickles written before the move."""
-
-from rbdspy.lessons.distiller import (  # noqa: F401
-    ContrastiveDistiller,
-)
