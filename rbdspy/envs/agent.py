@@ -230,7 +230,10 @@ class _Episode:
         list anyway (one that ignores the constraint) insists; one that cannot answer under it (an
         error that is not a setup mistake) is asked as before and may insist. Returns (prediction,
         action to play)."""
-        chooser = choice_among(self.agent.act, self.offered)
+        # A forced choice never gives the task's answer: the LM did not choose to commit.
+        commits = getattr(self.agent.env, "commits", None)
+        options = [a for a in self.offered if not (callable(commits) and commits(a))]
+        chooser = choice_among(self.agent.act, options)
         if chooser is not None:
             try:
                 pred = yield Call(chooser, inputs)
@@ -238,7 +241,7 @@ class _Episode:
                 raise_if_setup_error(exc)
             else:
                 action = self.action_from(pred)
-                listed = any(action.lower() == a.lower() for a in self.offered)
+                listed = any(action.lower() == a.lower() for a in options)
                 return pred, action if listed else self.insisted(action)
         pred = yield Call(self.agent.act, inputs)
         return pred, self.insisted(self.action_from(pred))

@@ -143,6 +143,24 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     assert f"one of: {way[-1]};" not in constrained and f"; {way[-1]};" not in constrained
 
 
+def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
+    """Actions the environment says commit an answer (ScienceWorld's "focus on X") are left out
+    of the re-ask's choices: the LM did not choose to commit."""
+    import dspy
+
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    assert ScienceWorld.commits(None, "focus on bed") and not ScienceWorld.commits(None, "go to kitchen")
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    monkeypatch.setattr(house, "commits", lambda action: action.startswith("examine"), raising=False)
+    lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True)(task="t", task_id=task)
+    choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
+    assert "drop sponge" in choices and "examine" not in choices
+
+
 def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_status():
     from types import SimpleNamespace
 
