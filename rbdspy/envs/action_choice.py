@@ -29,9 +29,11 @@ more than a listed action.
 
 from __future__ import annotations
 
+import copy
 import re
 from difflib import SequenceMatcher
 from functools import lru_cache
+from typing import Any, Literal
 
 ARTICLES = frozenset({"a", "an", "the"})
 # Two spellings of one name share more than this share of their characters (SequenceMatcher's
@@ -155,3 +157,17 @@ def _differing_words(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str,
 
 def _similarity(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def choice_among(predictor: Any, options: list[str], field: str = "action") -> Any | None:
+    """A copy of `predictor` whose `field` must be one of `options` (the listed actions that are
+    not templates): a `Literal` output, which an LM that takes a JSON schema (the embedded engine,
+    most hosted ones) decodes under that constraint, so the answer is a listed action. None when
+    no option is left. The copy keeps the predictor's instructions and demos."""
+    concrete = list(dict.fromkeys(a for a in options if a.strip() and not is_template(a)))
+    if not concrete:
+        return None
+    chooser = copy.deepcopy(predictor)
+    for _, predict in chooser.named_predictors():
+        predict.signature = predict.signature.with_updated_fields(field, type_=Literal[tuple(concrete)])
+    return chooser

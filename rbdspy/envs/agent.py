@@ -36,7 +36,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.action_choice import choose_admissible
+from rbdspy.envs.action_choice import choice_among, choose_admissible
 from rbdspy.envs.agent_loop import (
     AIDS_OFF,
     aids_for,
@@ -169,6 +169,8 @@ class _Episode:
         self.status: dict[str, str] | None = None
         self.suggester: MapSuggester | None = None
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
+        self.whereabouts = None  # where the environment said the agent is, with its last observation
+        self.offered: list[str] = []  # the admissible actions in the last prompt, in its order
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -185,6 +187,7 @@ class _Episode:
             )
         self.observation, self.admissible = first.text, first.admissible
         self.place = first.whereabouts.place if first.whereabouts else None
+        self.whereabouts = first.whereabouts
         self.steps.append(Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts)))
         self.note_status()
 
@@ -192,7 +195,7 @@ class _Episode:
         """Reads where the agent is now (for the status line and the repeat guard)."""
         if not (self.aids.status_line or self.aids.repeat_guard):
             return
-        self.status = status_of(self.agent.env)
+        self.status = status_of(self.agent.env, self.whereabouts)
         room = (self.status or {}).get("location")
         if room and room not in self.visited:
             self.visited.append(room)
@@ -218,6 +221,29 @@ class _Episode:
         self.replaced += 1
         return done_by
 
+    def ask_again(self, struck: str, inputs: dict[str, str]) -> Plan:
+        """The repeat guard's second ask, answered among the listed actions other than `struck`
+        (`choice_among`): asked freely, a small LM wrote the struck action again and again
+        (ScienceWorld: "move orange to ground" 12 times over). An LM that answers outside the
+        list anyway (one that ignores the constraint) insists; one that cannot answer under it (an
+        error that is not a setup mistake) is asked as before and may insist. Returns (prediction,
+        action to play)."""
+        # A forced choice never gives the task's answer: the LM did not choose to commit.
+        commits = getattr(self.agent.env, "commits", None)
+        options = [a for a in self.offered if not (callable(commits) and commits(a))]
+        chooser = choice_among(self.agent.act, options)
+        if chooser is not None:
+            try:
+                pred = yield Call(chooser, inputs)
+            except Exception as exc:
+                raise_if_setup_error(exc)
+            else:
+                action = self.action_from(pred)
+                listed = any(action.lower() == a.lower() for a in options)
+                return pred, action if listed else self.insisted(action)
+        pred = yield Call(self.agent.act, inputs)
+        return pred, self.insisted(self.action_from(pred))
+
     def inputs(self, struck: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
@@ -238,6 +264,7 @@ class _Episode:
         if first is not None:
             admissible = [first] + [a for a in admissible if a != first]
             line = f"{line}\n{note}" if line else note
+        self.offered = admissible
         return {
             "task": self.prompt_task,
             "memory": self.memory if self.aids.show_memory else "",
@@ -263,6 +290,7 @@ class _Episode:
         note = observation_note(self.agent.env, action, result, self.place)
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
         self.place = result.whereabouts.place if result.whereabouts else self.place
+        self.whereabouts = result.whereabouts
         self.window.append((action, result.observation))
         self.observation, self.admissible, self.done = result.observation, result.admissible, result.done
         self.note_status()
@@ -474,8 +502,8 @@ class EnvAgent(dspy.Module):
                     action = episode.action_from(pred)
                     if episode.repeats(action):
                         episode.reasked += 1
-                        pred = yield Call(self.act, episode.inputs(struck=action))
-                        action = episode.insisted(episode.action_from(pred))
+                        inputs = episode.inputs(struck=action)
+                        pred, action = yield from episode.ask_again(action, inputs)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     episode.report(index)

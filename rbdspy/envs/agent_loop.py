@@ -34,16 +34,22 @@ import re
 from typing import Any
 
 
-def status_of(env: Any) -> dict[str, str] | None:
-    """The environment's `status()` (location, inventory), or None where it has none."""
+def status_of(env: Any, whereabouts: Any = None) -> dict[str, str] | None:
+    """The environment's `status()` (location, inventory); where it has none, the same read from
+    the `whereabouts` it gave with its last observation (every environment that names places);
+    None where neither says."""
     status = getattr(env, "status", None)
-    if not callable(status):
+    value = None
+    if callable(status):
+        try:
+            value = status()
+        except Exception:  # a status is an aid: an environment that cannot say gives no line
+            value = None
+    if isinstance(value, dict):
+        return value
+    if whereabouts is None or not whereabouts.place:
         return None
-    try:
-        value = status()
-    except Exception:  # a status is an aid: an environment that cannot say gives no line
-        return None
-    return value if isinstance(value, dict) else None
+    return {"location": whereabouts.place, "inventory": ", ".join(whereabouts.carrying) or "nothing"}
 
 
 def status_line(status: dict[str, str] | None, visited: list[str]) -> str:

@@ -177,6 +177,11 @@ class EnvironmentBase:
         took it."""
         return None
 
+    def commits(self, action: str) -> bool:
+        """Whether `action` gives the task's answer, after which the episode is judged on it
+        (ScienceWorld's "focus on X"): a choice the agent is forced into never picks one."""
+        return False
+
     def describe(self, task: TaskRef | str) -> str:
         """The task's natural-language description (cached; a first call loads the task, which
         ends any episode in progress)."""

@@ -236,6 +236,10 @@ class ScienceWorld(EnvironmentBase):
         self._task(task)
         return f"{WORLD}?{self.simplifications}" if self.simplifications else WORLD
 
+    def commits(self, action: str) -> bool:
+        """ "focus on X" names the task's answer: a wrong one ends the episode as a failure."""
+        return action.strip().lower().startswith("focus on")
+
     def whereabouts(self) -> Whereabouts | None:
         """The room the simulator's free look names, the objects in reach there and the
         inventory (free actions: no move is spent)."""

@@ -31,9 +31,11 @@ class MapSuggester:
         place: str | None,
         in_view: Sequence[str] = (),
         carrying: Sequence[str] = (),
+        targets: Sequence[Target] | None = None,
     ):
         self.map = world
-        self.targets: list[Target] = task_targets(task, world)
+        # The data rule's targets unless chosen otherwise (an LM's: `TargetChooser`).
+        self.targets: list[Target] = list(targets) if targets is not None else task_targets(task, world)
         self.place = place
         self.in_view = list(in_view)
         self.carrying = list(carrying)

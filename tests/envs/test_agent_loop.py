@@ -35,8 +35,10 @@ def house(tmp_path_factory):
     env.close()
 
 
-def _lm(*actions: str) -> DummyLM:
-    return DummyLM([{"action": a} for a in actions])
+def _lm(*actions: str, json: bool = False) -> DummyLM:
+    import dspy
+
+    return DummyLM([{"action": a} for a in actions], **({"adapter": dspy.JSONAdapter()} if json else {}))
 
 
 def _prompt(lm: DummyLM, call: int) -> str:
@@ -112,15 +114,65 @@ def test_an_insisted_repeat_is_replaced_by_the_action_that_does_the_task_with_fo
     *way, last = house.quest(task).walkthrough
     assert way[-1].startswith("take ")
     # The agent takes the sponge, then asks for it again three times: the second try is refused
-    # from the same state, the third is a repeat from there, re-asked, and insisted on.
-    script = [*way, way[-1], way[-1], way[-1]]
+    # from the same state, the third is a repeat from there, re-asked among the listed actions (an
+    # answer that is none of them fails to parse), asked freely, and insisted on.
+    script = [*way, way[-1], way[-1], way[-1], way[-1]]
     for focus, won in ((True, True), (False, False)):
-        with dspy.context(lm=_lm(*script)):
+        with dspy.context(lm=_lm(*script, json=True), adapter=dspy.JSONAdapter()):
             pred = EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True, focus=focus)(task="t", task_id=task)
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
         assert played[-1] == (last if focus else way[-1]) and pred.trajectory.outcome is won
         assert pred.trajectory.metadata["repeats_reasked"] == 1
         assert pred.trajectory.metadata.get("repeats_replaced", 0) == (1 if focus else 0)
+
+
+def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
+    """The second ask's answer must be a listed action other than the repeat (a Literal output:
+    the JSON schema an LM decodes under), and that answer is played."""
+    import dspy
+
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    lm = _lm(*way, way[-1], way[-1], "examine rack", json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True)(task="t", task_id=task)
+    played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert played == [*way, way[-1], "examine rack"] and pred.trajectory.metadata["repeats_reasked"] == 1
+    constrained = lm.history[-1]["messages"][0]["content"]
+    assert "one of:" in constrained and "examine rack" in constrained
+    assert f"one of: {way[-1]};" not in constrained and f"; {way[-1]};" not in constrained
+
+
+def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
+    """Actions the environment says commit an answer (ScienceWorld's "focus on X") are left out
+    of the re-ask's choices: the LM did not choose to commit."""
+    import dspy
+
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    assert ScienceWorld.commits(None, "focus on bed") and not ScienceWorld.commits(None, "go to kitchen")
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    monkeypatch.setattr(house, "commits", lambda action: action.startswith("examine"), raising=False)
+    lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True)(task="t", task_id=task)
+    choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
+    assert "drop sponge" in choices and "examine" not in choices
+
+
+def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_status():
+    from types import SimpleNamespace
+
+    from rbdspy.envs.agent_loop import status_of
+    from rbdspy.envs.base import Whereabouts
+
+    here = Whereabouts(place="kitchen", in_view=["stove"], carrying=["orange", "axe"])
+    assert status_of(object(), here) == {"location": "kitchen", "inventory": "orange, axe"}
+    assert status_of(object(), Whereabouts(place="hall")) == {"location": "hall", "inventory": "nothing"}
+    assert status_of(object(), None) is None
+    own = SimpleNamespace(status=lambda: {"location": "attic", "inventory": "a key"})
+    assert status_of(own, here) == {"location": "attic", "inventory": "a key"}
 
 
 def test_helpers_and_variants():
