@@ -21,11 +21,16 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
 - Memory out of sight (`show_memory=False`, the `routes` variant): the memory block feeds the
   suggestions but is not in the prompt. Calibration: served three walkthroughs about other
   objects, the agent played their actions ("take berry" six times on "Eat the grape.").
-- Repeat guard: the state an action is taken from is (room, what the agent carries) where the
-  environment says so, else the observation text. An action chosen again from a state it was
-  already played from changed nothing the first time it mattered, so the agent is asked once more
-  with that action struck from the list and a note saying why; if it insists, the action is played,
-  unless (with `focus`) an admissible action does what the task says: that one is played instead.
+- Repeat guard: the state an action is taken from is (place, what the agent carries) where the
+  environment says so (its `status()`, else the `whereabouts` of its last observation), else the
+  observation text. An action chosen again from a state it was already played from changed nothing
+  the first time it mattered, so the agent is asked once more, with that action struck from the
+  list and a note saying why, to choose among the listed actions left (a `Literal` output: an LM
+  that decodes under a JSON schema answers one of them). Asked freely, the 1.5B model wrote the
+  struck action again and again. An action the environment says commits the task's answer
+  (`commits`: ScienceWorld's "focus on X") is never among those choices: a forced choice is not a
+  decision to answer. An LM that answers outside the choices insists: the action is played, unless
+  (with `focus`) an admissible action does what the task says: that one is played instead.
 """
 
 from __future__ import annotations
