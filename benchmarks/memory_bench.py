@@ -2,7 +2,7 @@
 (rbdspy/bench/) that prints the Markdown table and the command that reproduces it.
 
     python -m benchmarks.memory_bench [--env twx] [--tasks 12] [--arms default] [--seed 0] [--max-steps 8]
-                                      [--out DIR] [--resume] [--smoke] [--uncompiled] [--lm local] [--embedder local]
+                                      [--out DIR] [--resume] [--smoke] [--compiled DIR] [--lm local] [--embedder local]
 
 Every arm plays the same stream (half train variations to build memory, half dev variations to
 measure), each from an empty bank; the table reports the environment's success rate, steps,
@@ -32,7 +32,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--uncompiled", action="store_true")
+    parser.add_argument(
+        "--compiled", default=None, help="compiled prompts: `rbdspy compile`'s output directory or a bank's .json"
+    )
     parser.add_argument("--no-mlflow", action="store_true")
     parser.add_argument("--lm", default=None)
     parser.add_argument("--embedder", default=None)
@@ -56,7 +58,7 @@ def main(argv: list[str] | None = None, lm=None, embedder=None) -> dict:
         arms=args.arms,
         seed=args.seed,
         max_steps=args.max_steps,
-        compiled=not args.uncompiled,
+        compiled=args.compiled,
         resume=args.resume,
         smoke=args.smoke,
         lm_name=args.lm or "local",

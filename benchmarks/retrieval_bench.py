@@ -73,7 +73,14 @@ def _before(store, task: str) -> list[dict]:
 
 
 def _evaluate(store, types, queries, weight, floors: list[float], exclude_self: bool) -> dict:
-    retriever = MemoryRetriever(store, k=3, situation_weight=weight if isinstance(weight, float) else 0.0)
+    # Similarity alone and no floor: this bench measures the floors, over the ranking by similarity.
+    retriever = MemoryRetriever(
+        store,
+        k=3,
+        ranking="similarity",
+        min_similarity=None,
+        situation_weight=weight if isinstance(weight, float) else 0.0,
+    )
     rows = []
     for record in queries:
         if weight == "before":

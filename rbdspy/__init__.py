@@ -3,7 +3,7 @@
 import dspy, rbdspy
 dspy.configure(lm=rbdspy.make_lm("local"))
 store = rbdspy.MemoryStore("bank/", embedder=rbdspy.make_embedder("local"))
-bank = rbdspy.ReasoningBank(agent=my_agent, store=store, k=1)
+bank = rbdspy.ReasoningBank(agent=my_agent, store=store)   # or rbdspy.paper_bank(my_agent, store), ...
 pred = bank(task="...")
 pred = rbdspy.MaTTS(bank, k=3, mode="parallel")(task="...")   # or mode="sequential"
 """
@@ -31,6 +31,7 @@ from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_embedder, make_lm
 from rbdspy.loop.learner import Learner
 from rbdspy.loop.lm_errors import LMSetupError
+from rbdspy.loop.presets import actions_bank, default_bank, paper_bank, world_bank
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
@@ -77,6 +78,10 @@ __all__ = [
     "VanillaTTS",
     "format_memory_block",
     "make_embedder",
+    "paper_bank",
+    "default_bank",
+    "actions_bank",
+    "world_bank",
     "log_bank",
     "make_lm",
 ]

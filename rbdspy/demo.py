@@ -42,7 +42,7 @@ from rbdspy.envs import agent as agent_module
 from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
 from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.reasoning_bank import ReasoningBank
-from rbdspy.loop.retriever import AUTO
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
 from rbdspy.roles import AGENT_ROLE, ERROR_ROLE
 from rbdspy.scaling.matts import MaTTS
@@ -436,7 +436,8 @@ def run_demo(
         # The house's score is ground truth: label by it (rbdspy's advice wherever there is one).
         # The judge's threshold was chosen on other environments and misses wins here.
         trusted = house if trust_outcome is None else trust_outcome
-        bank = ReasoningBank(agent=agent, store=store, k=k if k is not None else AUTO, trust_outcome=trusted)
+        retriever = MemoryRetriever(store, k=k) if k is not None else None  # None: the default, k="auto"
+        bank = ReasoningBank(agent, store, retriever=retriever, trust_outcome=trusted)
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)
         with live:
             for number, task_id in enumerate(task_ids, 1):

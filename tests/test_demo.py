@@ -401,6 +401,7 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
     extractor's, with the memory block retrieved) are those of the same bank and agent without a hook."""
     from rbdspy.envs import EnvAgent
     from rbdspy.loop.reasoning_bank import ReasoningBank
+    from rbdspy.loop.retriever import MemoryRetriever
 
     with open_demo_env("twx") as env:
         first, second = demo_tasks(env, 2)
@@ -427,7 +428,7 @@ def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(t
         dspy.context(lm=plain_lm, adapter=dspy.JSONAdapter()),
     ):
         agent = EnvAgent(env, max_steps=steps)
-        bank = ReasoningBank(agent=agent, store=store, k=1)
+        bank = ReasoningBank(agent=agent, store=store, retriever=MemoryRetriever(store, k=1))
         for task_id in (first, second):
             bank(task=agent.describe(task_id), task_id=task_id)
 

@@ -15,9 +15,15 @@ from typing import Any
 
 import dspy
 
-from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
+from rbdspy.bench.baselines import (
+    NoMemory,
+    SuccessOnlyBank,
+    SuccessOnlyExtractor,
+    TrajectoryMemory,
+    WorkflowMemory,
+)
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
-from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES, ROUTE_MEMORIES, SUCCESSES
+from rbdspy.loop.presets import ACTIONS, DEFAULTS, PAPER, WORLD, Preset
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
 from rbdspy.scaling.matts import MaTTS
@@ -31,13 +37,13 @@ REPLAY = "no-memory-replay"
 
 @dataclass(frozen=True)
 class BuildContext:
-    """What an arm's program is built from. `compiled` is passed to ReasoningBank as is: the
-    package's shipped compiled prompts (`compiled.DEFAULT`) or None for the hand-written ones.
-    `stream` is the run's task stream (the controls read its build tasks)."""
+    """What an arm's program is built from. `compiled` is passed to the bank as is: a compile's
+    output directory or a bank's .json, or None for the hand-written prompts. `stream` is the
+    run's task stream (the controls read its build tasks)."""
 
     agent: dspy.Module
     store: MemoryStore
-    compiled: Any
+    compiled: str | None = None
     stream: tuple = ()
 
 
@@ -50,15 +56,33 @@ class Arm:
     seeded: bool = False  # the bank learns from train records (`learn_from`) before the first task
 
 
-# The paper's configuration, kept as its own baseline whatever rbdspy's defaults become: the task
-# text as the query, similarity alone, no floor, lessons only (no action record in any world).
-# Every arm named after a paper design uses it.
-PAPER = {"query": "task", "ranking": "similarity", "min_similarity": None, "action_record": False}
+# An arm is a preset (`rbdspy.loop.presets`: the paper's configuration, kept as its own baseline
+# whatever rbdspy's defaults become; rbdspy's defaults; ...) or a baseline's parts, around the
+# stream's agent. Every part is built by the arm, with its settings; nothing is changed on it after.
 
 
-def _bank(cls=ReasoningBank, k: int = 1, **options: Any) -> Callable[[BuildContext], dspy.Module]:
-    options = {**PAPER, **options}
-    return lambda ctx: cls(agent=ctx.agent, store=ctx.store, k=k, compiled=ctx.compiled, **options)
+def _preset(preset: Preset, k: int | None = None, **options: Any) -> Callable[[BuildContext], dspy.Module]:
+    """`preset`'s bank around the stream's agent; `k`: its retriever serving that many items."""
+
+    def build(ctx: BuildContext) -> dspy.Module:
+        retriever = preset.retriever(ctx.store, k=k) if k is not None else None
+        return preset.bank(ctx.agent, ctx.store, retriever=retriever, compiled=ctx.compiled, **options)
+
+    return build
+
+
+def _baseline(
+    cls: type[ReasoningBank], extractor: Callable[[], dspy.Module] | None = None
+) -> Callable[[BuildContext], dspy.Module]:
+    """A baseline memory design (`baselines.py`) with the paper's retrieval: `cls` around the
+    stream's agent with its own extractor (`extractor()`, else `cls`'s default one)."""
+    return lambda ctx: cls(
+        ctx.agent,
+        ctx.store,
+        retriever=PAPER.retriever(ctx.store),
+        extractor=extractor() if extractor is not None else None,
+        compiled=ctx.compiled,
+    )
 
 
 def _read_by_agent(build: Callable[[BuildContext], dspy.Module]) -> Callable[[BuildContext], dspy.Module]:
@@ -69,22 +93,6 @@ def _read_by_agent(build: Callable[[BuildContext], dspy.Module]) -> Callable[[Bu
         with_aids = getattr(ctx.agent, "with_aids", None)
         agent = with_aids(show_memory=True, suggest=False) if callable(with_aids) else ctx.agent
         return build(BuildContext(agent=agent, store=ctx.store, compiled=ctx.compiled, stream=ctx.stream))
-
-    return make
-
-
-def _improved(**options: Any) -> Callable[[BuildContext], dspy.Module]:
-    """ReasoningBank with rbdspy's defaults (see ReasoningBank: situation, floor, ranking)."""
-    return lambda ctx: ReasoningBank(agent=ctx.agent, store=ctx.store, compiled=ctx.compiled, **options)
-
-
-def _with_action_record(
-    build: Callable[[BuildContext], dspy.Module], mode: bool | str = SUCCESSES
-) -> Callable[[BuildContext], dspy.Module]:
-    def make(ctx: BuildContext) -> dspy.Module:
-        bank = build(ctx)
-        bank.extractor.action_record = mode
-        return bank
 
     return make
 
@@ -106,7 +114,7 @@ def _control(name: str) -> Callable[[BuildContext], dspy.Module]:
 
 
 def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
-    return lambda ctx: MaTTS(_bank()(ctx), k=k, mode=mode)
+    return lambda ctx: MaTTS(_preset(PAPER)(ctx), k=k, mode=mode)
 
 
 ARMS: dict[str, Arm] = {
@@ -129,56 +137,62 @@ ARMS: dict[str, Arm] = {
             "reasoningbank",
             "the paper's ReasoningBank: k=1 by task-text similarity, LM-judge labels, lessons from successes "
             "and failures",
-            _bank(),
+            _preset(PAPER),
         ),
         Arm(
             "reasoningbank-read",
             "the paper's ReasoningBank as the paper serves it: its lessons in the prompt of an agent that reads "
             "them (the memory block shown, no steps offered), whatever aids the stream's agent plays with",
-            _read_by_agent(_bank()),
+            _read_by_agent(_preset(PAPER)),
         ),
         Arm(
             "reasoningbank-improved",
             "rbdspy's defaults: retrieval by situation with a similarity floor, utility ranking that retires "
             "harmful items, LM-judge labels; in a world that persists, every episode's actions and places "
             "stored too and k=10 with no floor (as reasoningbank-routes)",
-            _improved(),
+            _preset(DEFAULTS),
         ),
         Arm(
             "reasoningbank-actions",
             "rbdspy's defaults with k=3 and no similarity floor, and each judged success also stored as the "
             "actions that won it (routes for EnvAgent(suggest=True))",
-            _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None)),
+            _preset(ACTIONS),
         ),
         Arm(
             "reasoningbank-actions-oracle",
             "reasoningbank-actions with the environment's labels instead of the judge (trust_outcome)",
-            _with_action_record(_improved(k=ROUTE_MEMORIES, min_similarity=None, trust_outcome=True)),
+            _preset(ACTIONS, trust_outcome=True),
         ),
         Arm(
             "reasoningbank-routes",
             "reasoningbank-actions with every judged episode stored as the actions it took and the places it "
             "saw, won or not (routes that do not depend on the judge's labels), k=10",
-            _with_action_record(_improved(k=PLACE_MEMORIES, min_similarity=None), EVERY),
+            _preset(WORLD),
         ),
         Arm(
             "reasoningbank-seeded",
             "rbdspy's defaults, the bank seeded from labelled train trajectories before the stream starts",
-            _improved(),
+            _preset(DEFAULTS),
             seeded=True,
         ),
         Arm(
             "reasoningbank-oracle",
             "ReasoningBank with the environment's labels instead of the judge (trust_outcome)",
-            _bank(trust_outcome=True),
+            _preset(PAPER, trust_outcome=True),
         ),
-        Arm("success-only", "ReasoningBank, judge labels, failures not distilled", _bank(SuccessOnlyBank)),
+        Arm(
+            "success-only",
+            "ReasoningBank, judge labels, failures not distilled",
+            _baseline(SuccessOnlyBank, lambda: PAPER.extractor(SuccessOnlyExtractor)),
+        ),
         Arm(
             "trajectory-memory",
             "Synapse-style: judged-successful raw trajectories retrieved as exemplars (k=1)",
-            _bank(TrajectoryMemory),
+            _baseline(TrajectoryMemory),
         ),
-        Arm("workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _bank(WorkflowMemory)),
+        Arm(
+            "workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _baseline(WorkflowMemory)
+        ),
         Arm(
             "matts-parallel-k3",
             "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons",
@@ -203,9 +217,13 @@ ARMS: dict[str, Arm] = {
         ),
         Arm("matts-sequential-k1", "MaTTS sequential, k=1: one rollout, no refinement pass", _matts("sequential", 1)),
         Arm("matts-sequential-k2", "MaTTS sequential, k=2: 1 rollout + 1 refinement pass", _matts("sequential", 2)),
-        Arm("reasoningbank-k1", "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)", _bank(k=1)),
-        Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _bank(k=2)),
-        Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _bank(k=3)),
+        Arm(
+            "reasoningbank-k1",
+            "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)",
+            _preset(PAPER, k=1),
+        ),
+        Arm("reasoningbank-k2", "retrieval ablation: ReasoningBank with top-2", _preset(PAPER, k=2)),
+        Arm("reasoningbank-k3", "retrieval ablation: ReasoningBank with top-3", _preset(PAPER, k=3)),
         # Controls (persistent worlds, --env textworld): fixed memories that bound what memory can do.
         Arm(
             "oracle-facts",

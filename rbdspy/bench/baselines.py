@@ -30,6 +30,7 @@ from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.lm_errors import act, attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
+from rbdspy.memory import MemoryStore
 from rbdspy.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
@@ -66,15 +67,33 @@ class SuccessOnlyExtractor(Extractor):
         return super().predictor_for(verdict) if verdict.is_success else None
 
 
-class SuccessOnlyBank(ReasoningBank):
-    """ReasoningBank with failures not distilled. Everything else (judge, compiled prompts,
-    retrieval, consolidation) is ReasoningBank's."""
+def _own_extractor(bank: str, given: Any, cls: type[dspy.Module]) -> dspy.Module:
+    """A baseline's extractor part: `given` as it is, `cls()` when None; a TypeError when it is
+    not the baseline's kind (its memory design is what its extractor writes)."""
+    if given is None:
+        return cls()
+    if not isinstance(given, cls):
+        raise TypeError(f"{bank}'s extractor must be a {cls.__name__} (its memory design); got {type(given).__name__}")
+    return given
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        gate = SuccessOnlyExtractor(self.extractor.max_lessons, self.extractor.max_chars)
-        gate.load_state(self.extractor.dump_state())  # keep the compiled success prompt
-        self.extractor = gate
+
+class SuccessOnlyBank(ReasoningBank):
+    """ReasoningBank with failures not distilled: its extractor is a `SuccessOnlyExtractor`, an
+    Extractor that renders and records as it is built to
+    (`extractor=SuccessOnlyExtractor(renderer=..., action_record=...)`; by default an
+    Extractor's defaults). Everything else (judge, compiled prompts, retrieval, consolidation)
+    is ReasoningBank's, passed as to ReasoningBank."""
+
+    def __init__(
+        self,
+        agent: dspy.Module,
+        store: MemoryStore,
+        *,
+        extractor: SuccessOnlyExtractor | None = None,
+        **parts_and_options: Any,
+    ):
+        extractor = _own_extractor(type(self).__name__, extractor, SuccessOnlyExtractor)
+        super().__init__(agent, store, extractor=extractor, **parts_and_options)
 
 
 class _SuccessItemWriter(dspy.Module):
@@ -154,17 +173,33 @@ class WorkflowInducer(_SuccessItemWriter):
 
 class TrajectoryMemory(ReasoningBank):
     """Synapse-style exemplar memory: judged like ReasoningBank, but each success is stored as
-    its raw trajectory (capped) and failures write nothing."""
+    its raw trajectory (capped) and failures write nothing. Its extractor is an `ExemplarWriter`;
+    the other parts and options are ReasoningBank's."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.extractor = ExemplarWriter()
+    def __init__(
+        self,
+        agent: dspy.Module,
+        store: MemoryStore,
+        *,
+        extractor: ExemplarWriter | None = None,
+        **parts_and_options: Any,
+    ):
+        extractor = _own_extractor(type(self).__name__, extractor, ExemplarWriter)
+        super().__init__(agent, store, extractor=extractor, **parts_and_options)
 
 
 class WorkflowMemory(ReasoningBank):
     """AWM-style workflow memory: judged like ReasoningBank, but each success is stored as one
-    induced workflow and failures write nothing."""
+    induced workflow and failures write nothing. Its extractor is a `WorkflowInducer`
+    (`extractor=WorkflowInducer(max_chars=...)`); the other parts and options are ReasoningBank's."""
 
-    def __init__(self, *args: Any, max_chars: int = 6000, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.extractor = WorkflowInducer(max_chars)
+    def __init__(
+        self,
+        agent: dspy.Module,
+        store: MemoryStore,
+        *,
+        extractor: WorkflowInducer | None = None,
+        **parts_and_options: Any,
+    ):
+        extractor = _own_extractor(type(self).__name__, extractor, WorkflowInducer)
+        super().__init__(agent, store, extractor=extractor, **parts_and_options)

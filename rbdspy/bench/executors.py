@@ -47,7 +47,7 @@ class ArmJob:
     env: str
     task_set: str
     max_steps: int
-    compiled: bool
+    compiled: str | None  # compiled prompts (a directory or a bank's .json), None: the hand-written ones
     seed_records: list | None = None
     bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
     world_seed: int | None = None  # the world a worker opens for a house stream

@@ -35,8 +35,9 @@ class BenchOptions(Options):
     """Which variations are drawn, and the bootstrap's seed."""
     max_steps: int | None = None
     """Step limit per task (default `DEFAULT_MAX_STEPS`, `SMOKE_MAX_STEPS` with `smoke`)."""
-    compiled: bool = True
-    """The shipped compiled judge/extractor prompts, or the hand-written ones."""
+    compiled: str | Path | None = None
+    """Compiled judge/extractor prompts for every bank: the output directory of `rbdspy compile`
+    or a bank's saved .json (None: the hand-written prompts)."""
     resume: bool = False
     """Continue the run in `out_dir`, skipping finished tasks (its settings must match)."""
     smoke: bool = False

@@ -39,15 +39,10 @@ from rbdspy.bench.truth_recheck import item_truth
 from rbdspy.envs import EnvAgent
 from rbdspy.envs.agent_loop import agent_options
 from rbdspy.lm.usage import LmUsage
-from rbdspy.loop.compiled_prompts import DEFAULT
 from rbdspy.memory import MemoryStore
 from rbdspy.roles import AGENT_ROLE
 
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
-
-
-def _compiled_arg(compiled: bool) -> Any:
-    return DEFAULT if compiled else None
 
 
 def task_record(
@@ -158,7 +153,7 @@ class ArmPlayer:
         embedder,
         *,
         max_steps: int,
-        compiled: bool,
+        compiled: str | None = None,
         seed_records: list | None = None,
         bank_url: str = "",
         agent: str = "auto",
@@ -197,9 +192,7 @@ class ArmPlayer:
             self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
         _roll_back(self.store, self.records)
         self.agent = EnvAgent(self.environment, max_steps=self.max_steps, **self.agent_options)
-        context = BuildContext(
-            agent=self.agent, store=self.store, compiled=_compiled_arg(self.compiled), stream=tuple(self.stream)
-        )
+        context = BuildContext(agent=self.agent, store=self.store, compiled=self.compiled, stream=tuple(self.stream))
         self.program = self.arm.build(context)
         if self.calibrate_on_build and calibratable(self.program):
             self.calibration = BuildCalibration(self.program, calibration_path(self.path))

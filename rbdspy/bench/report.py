@@ -134,13 +134,22 @@ def console_table(results: dict[str, Any]):
     return table
 
 
+def prompts_note(compiled: str | bool | None) -> str:
+    """Which judge/extractor prompts a run's banks loaded, for the report's head: a path (`--compiled
+    PATH`), True (a run written before prompts were given by path: the package's shipped ones, which
+    it called compiled), or none (the hand-written ones)."""
+    if isinstance(compiled, str):
+        return f"compiled ({compiled})"
+    return "compiled" if compiled else "uncompiled"
+
+
 def markdown_report(results: dict[str, Any]) -> str:
     c = results["config"]
     n_measured = sum(1 for t in results["stream"] if t["phase"] == "measure")
     head = (
         f"# rbdspy bench: {c['env']}, {c['n_tasks']} tasks ({c['n_tasks'] - n_measured} build on train, "
         f"{n_measured} measured on {c['measure_split']}), max {c['max_steps']} steps, seed {c['seed']}, "
-        f"{'compiled' if c['compiled'] else 'uncompiled'} judge/extractors, LM `{c['lm'] or '?'}`\n"
+        f"{prompts_note(c.get('compiled'))} judge/extractors, LM `{c['lm'] or '?'}`\n"
     )
     notes = (
         "\nSuccess is the environment's own verdict. Δ is the paired difference to no-memory on the same tasks, "
@@ -259,8 +268,9 @@ def reproduce_command(config) -> str:
         f"--arms {','.join(config.arms)}",
         f"--seed {config.seed}",
         f"--max-steps {config.max_steps}",
-        "--compiled" if config.compiled else "--uncompiled",
     ]
+    if isinstance(config.compiled, str):  # True (an older run's shipped prompts) has no flag: none are shipped
+        parts.append(f"--compiled {config.compiled}")
     if getattr(config, "task_set", "demo") != "demo":
         parts.append(f"--task-set {config.task_set}")
     if getattr(config, "build_fraction", 0.5) != 0.5:

@@ -72,7 +72,10 @@ class BenchConfig:
     arms: list[str] = field(default_factory=lambda: parse_arms("default"))
     seed: int = 0
     max_steps: int = DEFAULT_MAX_STEPS
-    compiled: bool = True
+    # Compiled prompts every bank loaded (a directory or a bank's .json), None: the hand-written
+    # ones. A run written before they were given by path holds True (the package's shipped
+    # prompts) or False.
+    compiled: str | bool | None = None
     build_fraction: float = 0.5
     measure_split: str = "dev"
     smoke: bool = False
@@ -85,6 +88,27 @@ class BenchConfig:
     world_seed: int | None = None  # the world of a house stream (None: the environment's default)
     agent: str = "auto"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
     calibrate_on_build: bool = False  # judge-labelled arms: the band placed on the build tasks
+
+
+def _resume_value(key: str, value: Any) -> Any:
+    """A setting as resuming compares it: `compiled` True (the package's shipped prompts, in a run
+    written before compiled prompts were given by path) is None, as the package ships none."""
+    return None if key == "compiled" and isinstance(value, bool) else value
+
+
+def compiled_setting(compiled: Any) -> str | None:
+    """`compiled` as a run records it (a path as a string, or None); a path that does not exist,
+    or anything else, is an error before any work."""
+    if compiled is None:
+        return None
+    if isinstance(compiled, bool) or not isinstance(compiled, (str, Path)):
+        raise TypeError(
+            "compiled is the output directory of `rbdspy compile` or a bank's saved .json, or None for the "
+            f"hand-written prompts (the package ships none); got {compiled!r}"
+        )
+    if not Path(compiled).exists():
+        raise FileNotFoundError(f"no compiled prompts at {compiled}")
+    return str(compiled)
 
 
 def _paused(spec: str | list[str] | None, config: BenchConfig, resume: bool) -> list[str]:
@@ -116,7 +140,11 @@ def _prepare_dir(
                 f"{out_dir} already holds a benchmark run: pass --resume to continue it, or another --out"
             )
         defaults = BenchConfig()  # a run written before a setting existed had its default
-        mismatched = [k for k in RESUME_KEYS if saved["config"].get(k, getattr(defaults, k)) != getattr(config, k)]
+        mismatched = [
+            k
+            for k in RESUME_KEYS
+            if _resume_value(k, saved["config"].get(k, getattr(defaults, k))) != _resume_value(k, getattr(config, k))
+        ]
         if mismatched:
             detail = ", ".join(
                 f"{k}: run has {saved['config'].get(k)!r}, asked {getattr(config, k)!r}" for k in mismatched
@@ -189,6 +217,7 @@ def run_bench(
     if o.world_seed is not None and env != "textworld":
         raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
     agent_options(o.agent)  # an unknown variant fails before any work
+    compiled = compiled_setting(o.compiled)
     runner = make_executor(o.executor, address=o.ray_address, workers=o.workers)  # before any work: Ray may be missing
     n_tasks = o.n_tasks if o.n_tasks is not None else (SMOKE_TASKS if o.smoke else DEFAULT_TASKS)
     max_steps = o.max_steps if o.max_steps is not None else (SMOKE_MAX_STEPS if o.smoke else DEFAULT_MAX_STEPS)
@@ -200,7 +229,7 @@ def run_bench(
         arms=parse_arms(o.arms),
         seed=o.seed,
         max_steps=max_steps,
-        compiled=o.compiled,
+        compiled=compiled,
         build_fraction=o.build_fraction,
         measure_split=o.measure_split,
         smoke=o.smoke,
@@ -241,7 +270,7 @@ def run_bench(
                 env,
                 o.task_set,
                 max_steps,
-                o.compiled,
+                compiled,
                 seeds if ARMS[name].seeded else None,
                 o.bank_url or "",
                 o.world_seed,

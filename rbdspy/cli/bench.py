@@ -41,8 +41,11 @@ def bench(
     out: Path | None = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
     smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
-    compiled: bool = typer.Option(
-        True, "--compiled/--uncompiled", help="The shipped compiled judge/extractor prompts, or the hand-written ones."
+    compiled: Path | None = typer.Option(
+        None,
+        "--compiled",
+        help="Compiled judge/extractor prompts for every bank: the output directory of `rbdspy compile` or a "
+        "bank's saved .json (default: the hand-written prompts).",
     ),
     experiment: str = typer.Option("rbdspy-bench", "--experiment", help="MLflow experiment."),
     lm: str | None = LmOpt,
@@ -143,6 +146,8 @@ def bench(
         raise typer.BadParameter(str(error), param_hint="--arms") from error
     if resume and out is None:
         raise typer.BadParameter("--resume needs --out, the directory of the run to continue", param_hint="--resume")
+    if compiled is not None and not compiled.exists():
+        raise typer.BadParameter(f"no compiled prompts at {compiled}", param_hint="--compiled")
     if recheck_truth and not report_only:
         raise typer.BadParameter("applies to --report-only only", param_hint="--recheck-truth")
     if report_only:

@@ -31,8 +31,8 @@ ROUTE_MEMORIES = 3
 PLACE_MEMORIES = 10
 
 # What Extractor(action_record=...) records: nothing, successes only, every judged episode, or
-# (RECORD_BY_WORLD, spelled "auto", a bank's default) every episode played in a world that
-# persists and nothing elsewhere: where the tasks share no world, a record was never measured to help.
+# (RECORD_BY_WORLD, spelled "auto", the default) what `rbdspy.loop.auto.auto_for` says for the
+# episode's world: every episode played in a world that persists, nothing elsewhere.
 SUCCESSES, EVERY, RECORD_BY_WORLD = True, "every", "auto"
 ACTION_RECORD_MODES = (False, SUCCESSES, EVERY, RECORD_BY_WORLD)
 
@@ -51,14 +51,6 @@ def scope_of(trajectory: Trajectory) -> str | None:
     """The persistent world an episode was played in ("textworld/1", as the environment's
     `world_of` names it in the trajectory's metadata); None when it names none."""
     return trajectory.metadata.get("world") or None
-
-
-def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
-    """The mode in force for one episode: RECORD_BY_WORLD is EVERY for an episode that names the world that
-    persists it was played in (`scope_of`), False otherwise; any other mode is itself."""
-    if mode != RECORD_BY_WORLD:
-        return mode
-    return EVERY if scope_of(Trajectory.coerce(trajectory, task=task)) is not None else False
 
 
 def action_record(task: str, trajectory: Any, won: bool | None = True, places: bool = False) -> Lesson | None:

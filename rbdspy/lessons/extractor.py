@@ -7,14 +7,25 @@ from typing import Any
 import dspy
 
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.action_record import EVERY, action_record, check_mode, mode_for
+from rbdspy.lessons.action_record import EVERY, RECORD_BY_WORLD, action_record, check_mode, scope_of
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
+from rbdspy.loop.auto import auto_for
 from rbdspy.loop.lm_errors import attempt
 from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.extract import WORLD_FACTS_RULE
-from rbdspy.types import Lesson, Verdict
+from rbdspy.types import Lesson, Trajectory, Verdict
+
+
+def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
+    """The record mode in force for one episode: RECORD_BY_WORLD ("auto") is what `auto_for` says
+    for the world the episode names (`scope_of`; a trajectory given already rendered, as the
+    compile examples give it, names none); any other mode is itself."""
+    if mode != RECORD_BY_WORLD:
+        return mode
+    world = None if isinstance(trajectory, str) else scope_of(Trajectory.coerce(trajectory, task=task))
+    return auto_for(world).action_record
 
 
 class Extractor(dspy.Module):
@@ -33,19 +44,20 @@ class Extractor(dspy.Module):
 
     `action_record=True` adds to a success's lessons one item of the actions that won it
     (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
-    persists, a small agent acts on those (`EnvAgent(suggest=True)`). On a bank:
-    `bank.extractor.action_record = True`. `action_record="every"` records a failed episode's
-    actions as well ("Actions taken, not won: ..."), and in every record the places the episode
-    saw and the things in view there: where it went and what it saw still hold in a world that
-    persists, so the routes no longer depend on the judge calling a win a win. `"auto"` (what a
-    ReasoningBank's extractor does) is "every" for an episode played in a world that persists
-    (the trajectory names it) and False elsewhere.
+    persists, a small agent acts on those (`EnvAgent(suggest=True)`). `action_record="every"`
+    records a failed episode's actions as well ("Actions taken, not won: ..."), and in every
+    record the places the episode saw and the things in view there: where it went and what it saw
+    still hold in a world that persists, so the routes no longer depend on the judge calling a win
+    a win. `"auto"` (the default, what `ReasoningBank(agent, store)` builds) is "every" for an
+    episode played in a world that persists (the trajectory names it) and False elsewhere
+    (`rbdspy.loop.auto.auto_for`); False records nothing anywhere (the paper's).
 
     `world_facts=True` tells both extractors that the world persists from task to task, so a
     lesson may also state its facts that the trajectory showed (where a thing is, routes, which
     key opens what), named as the game names them (`WORLD_FACTS_RULE`); the extractor metric
-    scores such facts by whether they are true (`rbdspy.optimizers.metrics.truth_part`). On a
-    bank: `bank.extractor = Extractor(world_facts=True)`, before loading compiled prompts into it.
+    scores such facts by whether they are true (`rbdspy.optimizers.metrics.truth_part`).
+
+    On a bank, pass it as a part: `ReasoningBank(agent, store, extractor=Extractor(action_record=True))`.
     """
 
     def __init__(
@@ -54,11 +66,11 @@ class Extractor(dspy.Module):
         max_chars: int = 6000,
         *,
         renderer: Any = DEFAULT_BUDGET_TOKENS,
-        action_record: bool | str = False,
+        action_record: bool | str = RECORD_BY_WORLD,
         world_facts: bool = False,
     ):
         super().__init__()
-        self.action_record = action_record
+        self._action_record = check_mode(action_record)
         self.world_facts = world_facts
         self.max_lessons = check_max_lessons(max_lessons, MAX_LESSONS_PER_TRAJECTORY)
         self.max_chars = max_chars
@@ -71,11 +83,8 @@ class Extractor(dspy.Module):
 
     @property
     def action_record(self) -> bool | str:
+        """What this extractor records besides lessons (set when it is built)."""
         return self._action_record
-
-    @action_record.setter
-    def action_record(self, mode: bool | str) -> None:
-        self._action_record = check_mode(mode)
 
     def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
         """The predictor that distils a trajectory with this verdict; None extracts nothing."""

@@ -1,13 +1,14 @@
 """Compiled prompts on disk, and how a ReasoningBank picks them up.
 
 `rbdspy compile` writes each compiled component as DSPy JSON (never pickle) into one directory:
-`judge.json` (a `Judge`'s state) and `extractors.json` (an `Extractor`'s). The package ships such
-a directory, `rbdspy/compiled/`, so `ReasoningBank()` starts with tuned prompts; a component
-whose file is absent keeps its hand-written prompt.
+`judge.json` (a `Judge`'s state) and `extractors.json` (an `Extractor`'s). A bank loads such a
+directory, or a .json its `save()` wrote, when it is given one; a component whose file is absent
+keeps its hand-written prompt. The package ships no compiled prompts: by default a bank runs on
+the hand-written ones.
 
-    ReasoningBank(agent, store)                      # the shipped prompts, where present
+    ReasoningBank(agent, store)                      # the hand-written prompts
     ReasoningBank(agent, store, compiled="out/")     # a compile's output directory
-    ReasoningBank(agent, store, compiled=None)       # the hand-written prompts only (or False)
+    ReasoningBank(agent, store, compiled="bank.json")  # prompts a bank saved
 """
 
 from __future__ import annotations
@@ -17,27 +18,27 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.calibration import JudgeBand
+from rbdspy.lessons.extractor import Extractor
 
 log = logging.getLogger(__name__)
 
-PACKAGE_COMPILED_DIR = Path(__file__).resolve().parent.parent / "compiled"
-DEFAULT = "default"
 # ReasoningBank attribute -> file name in a compiled directory.
 COMPONENT_FILES = {"judge": "judge.json", "extractor": "extractors.json"}
+# What a component must be to take its file: a baseline's own extractor (an exemplar writer, a
+# workflow inducer) has other prompts, so a compiled Extractor's file is not for it.
+COMPONENT_KINDS = {"judge": BaseJudge, "extractor": Extractor}
 
 
-def resolve(compiled: Any) -> tuple[Path | None, bool]:
-    """(directory or file to load, whether it must exist). `DEFAULT` is the package's shipped
-    directory and may be empty; an explicit path must hold something to load."""
-    if compiled is None or compiled is False:
-        return None, False
-    if isinstance(compiled, str) and compiled == DEFAULT:
-        return PACKAGE_COMPILED_DIR, False
+def resolve(compiled: Any) -> Path | None:
+    """The directory or .json file to load (None: nothing, the hand-written prompts)."""
+    if compiled is None:
+        return None
     if isinstance(compiled, (str, Path)):
-        return Path(compiled), True
+        return Path(compiled)
     raise TypeError(
-        "compiled must be a directory of compiled JSON files, a .json file, None or False; "
+        "compiled must be the output directory of `rbdspy compile`, a .json a bank saved, or None; "
         f"got {type(compiled).__name__}"
     )
 
@@ -99,20 +100,32 @@ def load_component(module, path: Path) -> None:
         ) from error
 
 
-def load_directory(owner, directory: Path, required: bool) -> list[str]:
-    """Loads every component file present in `directory` into `owner`'s components; returns
-    the files loaded."""
+def load_directory(owner, directory: Path) -> list[str]:
+    """Loads every component file present in `directory` into `owner`'s components (each of the
+    kind its file is for); returns the files loaded. A directory that holds none of the files is
+    a FileNotFoundError."""
     if not directory.is_dir():
-        if required:
-            raise FileNotFoundError(f"no compiled directory at {directory}")
-        return []
-    loaded = []
+        raise FileNotFoundError(f"no compiled directory at {directory}")
+    present, loaded = [], []
     for attribute, name in COMPONENT_FILES.items():
         path = directory / name
-        if path.is_file():
-            load_component(getattr(owner, attribute), path)
-            loaded.append(str(path))
-    if required and not loaded:
+        if not path.is_file():
+            continue
+        present.append(path)
+        component = getattr(owner, attribute)
+        if not isinstance(component, COMPONENT_KINDS[attribute]):
+            log.warning(
+                "%s not loaded: %s's %s is a %s, not the %s it was compiled for",
+                path,
+                type(owner).__name__,
+                attribute,
+                type(component).__name__,
+                COMPONENT_KINDS[attribute].__name__,
+            )
+            continue
+        load_component(component, path)
+        loaded.append(str(path))
+    if not present:
         raise FileNotFoundError(
             f"{directory} holds none of {', '.join(COMPONENT_FILES.values())}: "
             "pass the output directory of `rbdspy compile`"

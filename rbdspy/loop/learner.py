@@ -8,8 +8,8 @@ their provenance, and record which stored items were served for the task. `Reaso
 so a change to that step (how uses are credited, how lessons are gated) is made here once.
 
 The LM-backed parts (judge, extractor, distiller) belong to the program that owns the learner
-(the bank), where optimizers see and compile them; the learner reads them from its owner at each
-call, so a bank that swaps its extractor (a baseline that distils successes only) is obeyed.
+(the bank, built from them), where optimizers see and compile them; the learner reads them from
+its owner at each call, so a bank of another design (a baseline's own extractor) is obeyed.
 
 Each step is a plan (see `plan.py`): one implementation, run by `learn` or awaited by `alearn`.
 """
@@ -40,7 +40,7 @@ def provenance_of(trajectory: Trajectory, verdict: Verdict, situation: str | Non
 
 class LearningProgram(Protocol):
     """What a Learner's owner holds (a `ReasoningBank` does): the LM-backed modules the learner
-    calls, read from the owner at each call so that a program that swaps one is obeyed."""
+    calls, read from the owner at each call (a copy an optimizer made is obeyed)."""
 
     judge: dspy.Module  # (task, trajectory) -> Prediction(verdict=Verdict)
     extractor: dspy.Module  # (task, trajectory, verdict) -> Prediction(lessons=[Lesson, ...])

@@ -9,13 +9,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import dspy
 
 from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import Judge
-from rbdspy.lessons.action_record import RECORD_BY_WORLD
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
@@ -23,11 +22,10 @@ from rbdspy.loop.agent_io import accepts_input, output_fields, task_text, trajec
 from rbdspy.loop.learner import Learner
 from rbdspy.loop.lm_errors import act
 from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
-from rbdspy.loop.retriever import AUTO, MemoryRetriever, Ranking
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore, format_memory_block
 from rbdspy.memory.consolidation import ConsolidationPolicy
 from rbdspy.memory.defence import Quarantine
-from rbdspy.render import DEFAULT_BUDGET_TOKENS, DISTILLER_BUDGET_TOKENS, as_renderer
 from rbdspy.types import Experience, MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
@@ -38,13 +36,6 @@ def experiences_of(items: Iterable[Any]) -> list[Experience]:
     """The typed experiences among served items (memory items, or a control's item dicts)."""
     found = (item.get("experience") if isinstance(item, dict) else getattr(item, "experience", None) for item in items)
     return [Experience.model_validate(e) if isinstance(e, dict) else e for e in found if e is not None]
-
-
-QUERY_KINDS = ("situation", "task")
-QueryKind = Literal["situation", "task"]
-# The retrieval defaults (see README, "Memory that helps"): chosen by measurement.
-DEFAULT_RANKING: Ranking = "utility"
-DEFAULT_MIN_SIMILARITY: float | None | Literal["auto"] = "auto"
 
 
 def trajectory_and_outcome(example: Any, n: int) -> tuple[Any, bool]:
@@ -61,6 +52,26 @@ def trajectory_and_outcome(example: Any, n: int) -> tuple[Any, bool]:
             f".label 'success'/'failure'; got {type(example).__name__}"
         )
     return example.trajectory, label == "success"
+
+
+# What each part of a bank must be, as a TypeError says it: (class, what to pass).
+PART_KINDS: dict[str, tuple[type, str]] = {
+    "judge": (BaseJudge, "an rbdspy judge (e.g. rbdspy.Judge() or rbdspy.RationaleJudge())"),
+    "extractor": (dspy.Module, "a dspy.Module that distils lessons (e.g. rbdspy.Extractor())"),
+    "distiller": (dspy.Module, "a dspy.Module that contrasts attempts (e.g. rbdspy.ContrastiveDistiller())"),
+    "retriever": (MemoryRetriever, "an rbdspy.MemoryRetriever on the bank's store"),
+}
+
+
+def _part(name: str, given: Any, default: Any) -> Any:
+    """The bank's part `name`: `given` as it is, or `default()` when None; a TypeError naming the
+    part when `given` is not what the part must be (`PART_KINDS`)."""
+    if given is None:
+        return default()
+    kind, expected = PART_KINDS[name]
+    if not isinstance(given, kind):
+        raise TypeError(f"{name} must be {expected}; got {type(given).__name__}")
+    return given
 
 
 @dataclass(frozen=True)
@@ -86,72 +97,69 @@ class ReasoningBank(dspy.Module):
     `trajectory`. All learning goes through `bank.learner` (a `Learner`), which MaTTS and
     the benchmark baselines share.
 
+    The bank is built from its parts, as `dspy.ReAct` is from its tools: the judge, the extractor,
+    the distiller and the retriever are each passed in, or built with their defaults when None,
+    and a part given is used as it is. What a part does is set on the part (`k` on the retriever,
+    `action_record` on the extractor, `renderer` on each part that renders a trajectory); the
+    bank's own options are only the loop's. The named configurations (the paper's, rbdspy's
+    defaults, a world that persists) are the presets of `rbdspy.loop.presets` (`paper_bank`, ...).
+
+        ReasoningBank(agent, store)                                          # rbdspy's defaults
+        ReasoningBank(agent, store, retriever=MemoryRetriever(store, k=3))  # one part changed
+        rbdspy.paper_bank(agent, store)                                      # the paper's configuration
+
     Args:
         agent: any dspy.Module (or Predict) with an input named `memory_field`. If it returns a
             `trajectory` (an rbdspy Trajectory, a message list or dspy.ReAct's dict) that is
             what gets judged; otherwise its inputs and outputs are.
         store: a `MemoryStore`. Shared, never copied: optimizers' deep copies of the bank use
             the same store, and `save()` writes prompts only.
-        k: items retrieved per task (0 disables retrieval). "auto" (the default): 1, the paper's
-            best, except for a task in a world that persists (the agent's `world` method names
-            it; EnvAgent's does where the environment's `world_of` does): 10 there, as a map is
-            about the world rather than the task (`MemoryRetriever`).
-        scope: items are written with this scope and retrieval only sees this scope.
+        judge: labels a trajectory (`rbdspy.Judge`, of any design); default `Judge()`, the
+            probability design, on DEFAULT_BUDGET_TOKENS (`EvidenceRenderer`).
+        extractor: distils lessons from one judged trajectory; default `Extractor()`: lessons
+            from successes and failures and, in a world that persists (the trajectory names
+            it), every episode also stored as its typed experience (`action_record="auto"`),
+            from which EnvAgent learns the world's map. An agent that reads no lessons (its
+            `reads_lessons` says so) gets no judge and no lessons: only the extractor's record.
+        distiller: distils lessons from several attempts at one task (parallel MaTTS); default
+            `ContrastiveDistiller()`, sharing DISTILLER_BUDGET_TOKENS among its attempts.
+        retriever: which items are served, how many and by what query; default
+            `MemoryRetriever(store)`: k="auto" (1, the paper's best, except for a task in a world
+            that persists, where 10), utility ranking, the embedder's measured similarity floor,
+            and the agent's situation as the query. It must read this bank's `store`.
+        scope: the slice of the store this bank reads and writes: items are written with this
+            scope and retrieval only sees this scope (None: every item, written unscoped).
         consolidation: "append" (the paper's default), "dedup", or a policy object.
+        memory_field: the agent input that receives the memory block.
         task_field: which input is the task text (default: `task`, or the only input).
         trust_outcome: when the agent's trajectory carries a ground-truth outcome (an
             environment's reward), use it instead of the judge.
-        ranking: "similarity" (the paper's) or "utility": similarity joined with each item's
-            usefulness learned from the outcomes of the tasks it was served on; with "utility"
-            an item that is confidently harmful is retired (kept, no longer served).
-        min_similarity: below this cosine similarity (of task texts) nothing is served; "auto"
-            (the default) uses the floor measured for the store's embedder (0.7 for the embedded
-            MiniLM; none for an embedder rbdspy has not measured, and none for a task in a world
-            that persists); None serves at any similarity.
-        query: "situation" retrieves by what the agent declares of the task in context (its
-            `situation(**task_inputs)` method: EnvAgent's is the task plus the first
-            observation), "task" by the task text alone (the paper's). An agent with no
-            `situation` method is always queried by task text.
-        compiled: compiled prompts for the judge and the extractors. By default the ones the
-            package ships (`rbdspy/compiled/`), where present; a path to the output directory of
-            `rbdspy compile` (or a .json saved by `save()`) loads those instead; None or False
-            keeps the hand-written prompts. `compiled_from` lists the files loaded.
         quarantine: opt-in write-side defence, a `rbdspy.memory.defence.Quarantine`: lessons
             whose text carries instructions aimed at a model (or whose provenance it does not
             trust) are held back instead of stored. None (the default) stores every lesson.
-        judge: the judge (`rbdspy.Judge`, of any design); default `Judge(renderer=renderer)`,
-            the probability design.
-        renderer: how the judge, the extractor and the distiller are shown a trajectory: a token
-            budget (default DEFAULT_BUDGET_TOKENS: `EvidenceRenderer`; the distiller shares
-            DISTILLER_BUDGET_TOKENS among its attempts), an EvidenceRenderer, any
-            Trajectory -> str, or None (`Trajectory.render`, the rendering by characters).
-
-        action_record: what the extractor stores besides lessons (`Extractor`). "auto" (the
-            default): in a world that persists (the trajectory names it), every episode as its
-            typed experience (`rbdspy.maps`), from which EnvAgent learns the world's map; elsewhere
-            nothing. False: lessons only, everywhere (the paper's). An agent that reads no lessons
-            (its `reads_lessons` says so) gets no judge and no lessons: only the record.
+        compiled: compiled prompts for the judge and the extractor: the output directory of
+            `rbdspy compile` (its judge.json and extractors.json) or a .json written by `save()`,
+            loaded into them (given or built) while the bank is built. None (the default) keeps
+            their prompts as they are: rbdspy ships no compiled prompts. `compiled_from` lists the
+            files loaded.
     """
 
     def __init__(
         self,
         agent: dspy.Module,
         store: MemoryStore,
-        k: int | Literal["auto"] = AUTO,
         *,
+        judge: BaseJudge | None = None,
+        extractor: dspy.Module | None = None,
+        distiller: dspy.Module | None = None,
+        retriever: MemoryRetriever | None = None,
         scope: str | None = None,
         consolidation: str | ConsolidationPolicy = "append",
         memory_field: str = "memory",
         task_field: str | None = None,
         trust_outcome: bool = False,
-        compiled: Any = compiled_prompts.DEFAULT,
-        ranking: Ranking = DEFAULT_RANKING,
-        min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
-        query: QueryKind = "situation",
         quarantine: Quarantine | None = None,
-        judge: Judge | None = None,
-        renderer: Any = DEFAULT_BUDGET_TOKENS,
-        action_record: bool | str = RECORD_BY_WORLD,
+        compiled: str | Path | None = None,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -165,34 +173,29 @@ class ReasoningBank(dspy.Module):
                 f"add a `{memory_field}` input field to its signature (or a `{memory_field}` argument to its forward), "
                 "or pass memory_field='<the input it has>'"
             )
-        if query not in QUERY_KINDS:
-            raise ValueError(f"query must be one of {', '.join(QUERY_KINDS)}; got {query!r}")
         self.agent = agent
         self._takes_experience = accepts_input(agent, EXPERIENCE_FIELD)
         self.store = store
-        self.retriever = MemoryRetriever(store, k=k, scope=scope, ranking=ranking, min_similarity=min_similarity)
-        if judge is not None and not isinstance(judge, BaseJudge):
-            raise TypeError(
-                f"judge must be an rbdspy Judge (e.g. rbdspy.judge.ChecklistJudge()); got {type(judge).__name__}"
+        self.judge = _part("judge", judge, lambda: Judge())
+        self.extractor = _part("extractor", extractor, lambda: Extractor())
+        self.distiller = _part("distiller", distiller, lambda: ContrastiveDistiller())
+        self.retriever = _part("retriever", retriever, lambda: MemoryRetriever(store))
+        if self.retriever.store is not store:
+            raise ValueError(
+                "retriever reads another store than the bank's: build it on the same one "
+                "(retriever=MemoryRetriever(store, ...))"
             )
-        # One renderer for the judge, the extractor and the distiller: each reads the trajectory
-        # as the others do. A judge given with its own renderer keeps it.
-        default = renderer == DEFAULT_BUDGET_TOKENS
-        renderer = as_renderer(renderer)
-        self.judge = judge if judge is not None else Judge(renderer=renderer)
-        self.extractor = Extractor(renderer=renderer, action_record=action_record)
-        # The distiller reads k attempts at once: by default it shares a larger budget among them.
-        self.distiller = ContrastiveDistiller(renderer=DISTILLER_BUDGET_TOKENS if default else renderer)
         # The agent declares its situation (EnvAgent: the task plus the first observation): the
         # bank retrieves by it, and lessons are stored under the situation they were learned in.
-        self.query = "situation" if query == "situation" and callable(getattr(agent, "situation", None)) else "task"
+        by_situation = self.retriever.query == "situation" and callable(getattr(agent, "situation", None))
+        self.query = "situation" if by_situation else "task"
         self.learner = Learner(
             self,
             store,
             consolidation=consolidation,
             scope=scope,
             trust_outcome=trust_outcome,
-            retire_harmful=ranking == "utility",
+            retire_harmful=self.retriever.ranking == "utility",
             quarantine=quarantine,
         )
         self.scope = scope
@@ -202,7 +205,7 @@ class ReasoningBank(dspy.Module):
         self._load_compiled(compiled)
 
     def _load_compiled(self, compiled: Any) -> None:
-        path, required = compiled_prompts.resolve(compiled)
+        path = compiled_prompts.resolve(compiled)
         if path is None:
             return
         if path.suffix == ".json" and not path.is_dir():
@@ -210,7 +213,7 @@ class ReasoningBank(dspy.Module):
                 raise FileNotFoundError(f"no compiled program at {path}")
             self.load(path)
         else:
-            self.compiled_from = compiled_prompts.load_directory(self, path, required)
+            self.compiled_from = compiled_prompts.load_directory(self, path)
 
     @property
     def trust_outcome(self) -> bool:
@@ -241,7 +244,7 @@ class ReasoningBank(dspy.Module):
         if self.query == "situation":  # an environment reset: blocking work
             situation = yield Blocking(lambda: self.agent.situation(**task_inputs))
         world = self.world_of(task_inputs)
-        found = yield Call(self.retriever, {"task": task, "situation": situation, "world": world})
+        found = yield Call(self.retriever, {"task": task, "scope": self.scope, "situation": situation, "world": world})
         return Recall(task=task, memories=found.memories, retrieval=found.retrieval, situation=situation, world=world)
 
     def reads_lessons(self, task_inputs: dict[str, Any]) -> bool:
@@ -324,7 +327,8 @@ class ReasoningBank(dspy.Module):
         world: str | None = None,
     ) -> list[MemoryItem]:
         """The items the bank would serve for `task` (in `situation` and `world`, when given);
-        does not count as a use."""
+        does not count as a use. `scope` defaults to the bank's."""
+        scope = scope if scope is not None else self.scope
         return self.retriever(task=task, k=k, scope=scope, situation=situation, world=world).memories
 
     def save(self, path, save_program: bool = False, modules_to_serialize=None):
@@ -338,7 +342,7 @@ class ReasoningBank(dspy.Module):
         """Loads prompts saved by `save()`, or a directory written by `rbdspy compile`
         (judge.json / extractors.json). JSON only: a saved program is never unpickled."""
         if not allow_pickle and Path(path).is_dir():
-            self.compiled_from = compiled_prompts.load_directory(self, Path(path), required=True)
+            self.compiled_from = compiled_prompts.load_directory(self, Path(path))
             return self
         if allow_pickle or Path(path).suffix != ".json":
             raise ValueError(f"ReasoningBank loads JSON only, never pickle: use a .json file (got {path!r})")

@@ -8,13 +8,19 @@ from typing import Literal
 
 import dspy
 
-from rbdspy.lessons.action_record import PLACE_MEMORIES
+from rbdspy.loop.auto import AUTO, MEASURED, auto_for
 from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
 from rbdspy.memory.store import MemoryStore
 
-DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, more hurt
 RANKINGS = ("similarity", "utility")
 Ranking = Literal["similarity", "utility"]
+QUERY_KINDS = ("situation", "task")
+QueryKind = Literal["situation", "task"]
+# The retrieval defaults (see README, "Memory that helps"): chosen by measurement. The paper's are
+# k=1, "similarity", no floor and the task text as the query (`rbdspy.loop.presets.PAPER`).
+DEFAULT_RANKING: Ranking = "utility"
+DEFAULT_MIN_SIMILARITY: float | None | Literal["auto"] = AUTO
+DEFAULT_QUERY: QueryKind = "situation"
 CANDIDATE_POOL = 16  # similar items re-ranked per query (doubled while retired ones crowd it)
 # How much the situation's similarity adds to the task's (see README, "Retrieval"): enough to
 # order candidates whose task texts are identical (one template, many games), too little to
@@ -25,12 +31,6 @@ SITUATION_WEIGHT = 0.1
 # "auto" uses the embedder's measured floor, and no floor for an embedder not measured here:
 # cosine scales differ between embedders, so one number cannot fit them all.
 MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
-AUTO = "auto"
-# "auto" for a task in a world that persists (the caller names it): a map is about the world, not
-# the task, so the way to a thing is often in the record of a dissimilar task. More items and no
-# floor (`PLACE_MEMORIES`; on world 1 of the house stream, the bank that retrieved so won 38 of 40
-# measured quests, docs/results/memory.md).
-WORLD_K = PLACE_MEMORIES
 
 
 def _tiebreak(query: str, position: int) -> str:
@@ -49,28 +49,46 @@ class MemoryRetriever(dspy.Module):
       similarity of situations, rank_score, value), what a benchmark record keeps to explain a
       serve.
 
-    Candidates are the store's items most similar to the task text (scope filtering happens
+    Candidates are the store's items most similar to the task text (a call's `scope` is filtered
     inside the store, before any top-k). Given the task's `situation` (the task plus what the
     agent first saw), each candidate's similarity gains `situation_weight` times the similarity
     of the situation it was learned in: tasks made from one template are told apart by what
     differs between them. Retired items are never served. Below `min_similarity` (on the task
     text) nothing is served: an irrelevant lesson costs tokens and can mislead a small model.
-    `k="auto"` serves DEFAULT_K items, and `min_similarity="auto"` uses the embedder's measured
-    floor, except for a task the caller says is in a world that persists (`world`): then WORLD_K
-    items, with no floor.
-    With `ranking="utility"` the rank joins similarity and the item's learned usefulness
-    (`memory/ranking.py`); with "similarity" (the paper's) it is the similarity. The store is a
-    live handle: deep copies of this module (one per optimizer candidate) share it.
+    The store is a live handle: deep copies of this module (one per optimizer candidate) share it.
+
+    It is the retrieval part of a `ReasoningBank` (`ReasoningBank(agent, store,
+    retriever=MemoryRetriever(store, k=3))`); its defaults are the bank's.
+
+    Args:
+        store: the `MemoryStore` to serve from (the bank's own).
+        k: items served per task (0 disables retrieval). "auto" (the default): 1, the paper's
+            best, except for a task the caller says is in a world that persists (`world`): 10
+            there, as a map is about the world rather than the task (`rbdspy.loop.auto`).
+        ranking: "utility" (the default): similarity joined with each item's usefulness learned
+            from the outcomes of the tasks it was served on (`memory/ranking.py`); a bank whose
+            retriever ranks so retires an item that is confidently harmful (kept, no longer
+            served). "similarity" (the paper's): the similarity alone.
+        min_similarity: below this cosine similarity (of task texts) nothing is served. "auto"
+            (the default): the floor measured for the store's embedder (0.7 for the embedded
+            MiniLM; none for an embedder rbdspy has not measured), and none for a task in a
+            world that persists. None serves at any similarity.
+        query: what a bank looks the task up by. "situation" (the default): what the agent
+            declares of the task in context (its `situation(**task_inputs)` method: EnvAgent's is
+            the task plus the first observation), with the task text; "task": the task text alone
+            (the paper's). An agent with no `situation` method is always queried by task text.
+        utility_weight, situation_weight: how much usefulness and the situation's similarity
+            weigh in the rank.
     """
 
     def __init__(
         self,
         store: MemoryStore,
-        k: int | Literal["auto"] = DEFAULT_K,
-        scope: str | None = None,
+        k: int | Literal["auto"] = AUTO,
         *,
-        ranking: Ranking = "similarity",
-        min_similarity: float | None | Literal["auto"] = None,
+        ranking: Ranking = DEFAULT_RANKING,
+        min_similarity: float | None | Literal["auto"] = DEFAULT_MIN_SIMILARITY,
+        query: QueryKind = DEFAULT_QUERY,
         utility_weight: float = UTILITY_WEIGHT,
         situation_weight: float = SITUATION_WEIGHT,
     ):
@@ -81,11 +99,13 @@ class MemoryRetriever(dspy.Module):
             raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}; got {ranking!r}")
         if min_similarity != AUTO and min_similarity is not None and not -1.0 <= min_similarity <= 1.0:
             raise ValueError(f"min_similarity is a cosine in [-1, 1], 'auto' or None; got {min_similarity!r}")
+        if query not in QUERY_KINDS:
+            raise ValueError(f"query must be one of {', '.join(QUERY_KINDS)}; got {query!r}")
         self.store = store
         self.k = k
-        self.scope = scope
         self.ranking = ranking
         self.min_similarity = min_similarity
+        self.query = query
         self.utility_weight = utility_weight
         self.situation_weight = situation_weight
 
@@ -97,17 +117,12 @@ class MemoryRetriever(dspy.Module):
 
     def floor_for(self, world: str | None) -> float | None:
         """The similarity floor for a task in `world` (None: in no world that persists)."""
-        if self.min_similarity != AUTO:
-            return self.min_similarity
-        if world is not None:
-            return None
-        return MEASURED_FLOORS.get(getattr(self.store.embedder, "name", None))
+        floor = auto_for(world).min_similarity if self.min_similarity == AUTO else self.min_similarity
+        return MEASURED_FLOORS.get(getattr(self.store.embedder, "name", None)) if floor == MEASURED else floor
 
     def k_for(self, world: str | None) -> int:
         """How many items a task in `world` is served (`k`, resolved for "auto")."""
-        if self.k != AUTO:
-            return self.k
-        return WORLD_K if world is not None else DEFAULT_K
+        return auto_for(world).k if self.k == AUTO else self.k
 
     def _candidates(self, query: str, k: int, scope: str | None) -> list:
         pool = max(CANDIDATE_POOL, 4 * k)
@@ -135,11 +150,11 @@ class MemoryRetriever(dspy.Module):
         situation: str | None = None,
         world: str | None = None,
     ) -> dspy.Prediction:
-        """`world`: the world that persists the task is played in, if any (it resolves "auto")."""
+        """`scope`: only items of this scope (None: every item); `world`: the world that persists
+        the task is played in, if any (it resolves "auto")."""
         k = self.k_for(world) if k is None else k
         if k == 0 or not task or len(self.store) == 0:
             return dspy.Prediction(memories=[], scores=[], retrieval=[])
-        scope = scope if scope is not None else self.scope
         floor = self.floor_for(world)
         candidates = [
             (item, similarity)

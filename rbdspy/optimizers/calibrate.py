@@ -5,7 +5,7 @@ saved where the bank will load it, and logged to MLflow.
     ReasoningBank(agent, store, compiled="compiled/")   # judges with the calibrated band
 
 The judge is the one the bank will run: the prompts found at `path` (a compile output directory's
-judge.json, a judge's or a whole bank's saved .json), else the prompts the package ships. It
+judge.json, a judge's or a whole bank's saved .json), else the hand-written prompts. It
 judges each record once (rbdspy/judge/calibration.py chooses the band with no LM call of its
 own); the band, with the LM it was calibrated for, is written back to `path`:
 
@@ -34,7 +34,7 @@ from rbdspy.judge.calibration import (
 )
 from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, judge_for
 from rbdspy.judge.probability_judge import ProbabilityJudge
-from rbdspy.loop.compiled_prompts import COMPONENT_FILES, PACKAGE_COMPILED_DIR, load_component, read_prompt_state
+from rbdspy.loop.compiled_prompts import COMPONENT_FILES, load_component, read_prompt_state
 from rbdspy.optimizers.examples import balanced_sample, expand_paths, files_digest, load_labelled
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
 
@@ -62,8 +62,8 @@ def judge_file(path: Path | None) -> Path | None:
 def load_judge(
     path: Path | None, *, design: str = DEFAULT_JUDGE_DESIGN, renderer: Any = DEFAULT_BUDGET_TOKENS
 ) -> BaseJudge:
-    """The judge to calibrate: the prompts at `path` (see the module docstring), else the
-    package's shipped compiled prompts where it has them, else the hand-written ones."""
+    """The judge to calibrate: the prompts at `path` (see the module docstring) where it holds
+    them, else the hand-written ones."""
     judge = judge_for(design, renderer=renderer)
     if path is not None and _bank_file(path):
         state = read_prompt_state(path)
@@ -75,9 +75,8 @@ def load_judge(
             ) from None
         return judge
     own = judge_file(path)
-    source = own if own is not None and own.is_file() else PACKAGE_COMPILED_DIR / COMPONENT_FILES["judge"]
-    if source.is_file():
-        load_component(judge, source)
+    if own is not None and own.is_file():
+        load_component(judge, own)
     return judge
 
 

@@ -35,7 +35,6 @@ def test_bench_command_threads_its_options(captured, tmp_path):
             "--out",
             str(tmp_path),
             "--resume",
-            "--uncompiled",
             "--lm",
             "openai/x",
             "--task-set",
@@ -57,7 +56,7 @@ def test_bench_command_threads_its_options(captured, tmp_path):
         3,
         5,
         True,
-        False,
+        None,
     )
     assert captured["args"] == ("lm:openai/x", "emb:None", tmp_path) and captured["lm_name"] == "openai/x"
     assert (captured["task_set"], captured["build_fraction"]) == ("lift", 0.2)
@@ -66,7 +65,7 @@ def test_bench_command_threads_its_options(captured, tmp_path):
 def test_bench_command_defaults_and_smoke(captured):
     result = CliRunner().invoke(app, ["bench", "--smoke"])
     assert result.exit_code == 0, result.output
-    assert captured["smoke"] is True and captured["compiled"] is True and captured["n_tasks"] is None
+    assert captured["smoke"] is True and captured["compiled"] is None and captured["n_tasks"] is None
     assert captured["arms"] == ["no-memory", "reasoningbank", "reasoningbank-oracle"]
     assert (captured["task_set"], captured["build_fraction"]) == ("demo", 0.5)
 
@@ -79,6 +78,8 @@ def test_bench_command_defaults_and_smoke(captured):
         (["--resume"], "--resume needs --out"),
         (["--report-only"], "--report-only needs --out"),
         (["--recheck-truth"], "applies to --report-only only"),
+        (["--compiled", "no/such/dir"], "no compiled prompts at"),
+        (["--uncompiled"], "No such option"),
     ],
 )
 def test_bench_command_refuses_bad_options(captured, argv, hint):
@@ -155,7 +156,6 @@ def test_the_reproduce_command_gives_back_the_run_settings(captured):
         arms=parse_arms("lift"),
         seed=3,
         max_steps=15,
-        compiled=False,
         build_fraction=0.2,
         task_set="lift",
         seed_per_type=1,
@@ -167,7 +167,7 @@ def test_the_reproduce_command_gives_back_the_run_settings(captured):
     result = CliRunner().invoke(app, argv[1:])
     assert result.exit_code == 0, result.output
     played = (captured["n_tasks"], captured["arms"], captured["seed"], captured["max_steps"], captured["compiled"])
-    assert played == (50, config.arms, 3, 15, False)
+    assert played == (50, config.arms, 3, 15, None)
     assert (captured["build_fraction"], captured["task_set"], captured["seed_per_type"]) == (0.2, "lift", 1)
 
 

@@ -128,3 +128,34 @@ def test_pausing_what_cannot_be_paused_is_a_clear_error(demo_env, tmp_path, hash
         _run(demo_env, out, hash_embedder)
     with pytest.raises(ValueError, match=message):
         _run(demo_env, out, hash_embedder, resume=resume, pause_arms=pause)
+
+
+def test_a_run_written_when_compiled_was_a_flag_reports_and_resumes(demo_env, tmp_path, hash_embedder):
+    """Runs before compiled prompts were given by path hold `"compiled": true` (the package's
+    shipped prompts, of which none are shipped now): they still report, and resume as None."""
+    out = tmp_path / "run"
+    _run(demo_env, out, hash_embedder)
+    config = json.loads((out / "config.json").read_text())
+    assert config["config"]["compiled"] is None
+    config["config"]["compiled"] = True
+    (out / "config.json").write_text(json.dumps(config))
+    results = report_run(out, console=Console(file=io.StringIO()), n_resamples=50)
+    assert "compiled judge/extractors" in (out / "results.md").read_text().splitlines()[0]
+    assert "--compiled" not in results["command"] and "--uncompiled" not in results["command"]
+    _run(demo_env, out, hash_embedder, arms="reasoningbank-oracle", resume=True)  # the settings match
+
+
+def test_compiled_prompts_are_a_path_every_bank_loads(demo_env, tmp_path, hash_embedder):
+    from rbdspy.judge import Judge
+
+    compiled = tmp_path / "compiled"
+    compiled.mkdir()
+    Judge().save(str(compiled / "judge.json"))
+    out = tmp_path / "run"
+    results = _run(demo_env, out, hash_embedder, compiled=compiled)
+    assert results["config"]["compiled"] == str(compiled) and f"--compiled {compiled}" in results["command"]
+    assert f"compiled ({compiled}) judge/extractors" in (out / "results.md").read_text()
+    with pytest.raises(FileNotFoundError, match="no compiled prompts"):
+        _run(demo_env, tmp_path / "other", hash_embedder, compiled=tmp_path / "absent")
+    with pytest.raises(TypeError, match="the package ships none"):
+        _run(demo_env, tmp_path / "other", hash_embedder, compiled=True)

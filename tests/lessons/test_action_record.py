@@ -121,10 +121,13 @@ def test_an_indeterminate_verdict_records_nothing_even_in_every_mode():
 def test_an_unknown_mode_is_a_clear_error(mode):
     with pytest.raises(ValueError, match="action_record must be False, True .*'every'"):
         Extractor(action_record=mode)
+
+
+def test_the_record_mode_is_set_when_the_extractor_is_built():
     extractor = Extractor()
-    with pytest.raises(ValueError, match="action_record"):
-        extractor.action_record = mode
-    assert extractor.action_record is False
+    assert extractor.action_record == "auto"  # the default: what a bank builds
+    with pytest.raises(AttributeError):
+        extractor.action_record = True  # a part is built as it is meant to be, never changed after
 
 
 def test_a_failed_extraction_writes_no_record():
@@ -143,8 +146,7 @@ def test_a_bank_with_the_record_stores_it_beside_its_lessons(store):
     from rbdspy.loop.reasoning_bank import ReasoningBank
 
     dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
-    bank = ReasoningBank(agent=_Won(), store=store, trust_outcome=True, compiled=None)
-    bank.extractor.action_record = True
+    bank = ReasoningBank(_Won(), store, extractor=Extractor(action_record=True), trust_outcome=True)
     bank(task=WON.task)
     records = [item for item in store.list() if item.experience is not None]
     assert [s.action for s in records[0].experience.steps] == [a for a, _ in TURNS]
@@ -161,8 +163,7 @@ def test_a_bank_recording_every_episode_stores_a_lost_one_as_a_route(store):
     from rbdspy.loop.reasoning_bank import ReasoningBank
 
     dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
-    bank = ReasoningBank(agent=_Lost(), store=store, trust_outcome=True, compiled=None)
-    bank.extractor.action_record = "every"
+    bank = ReasoningBank(_Lost(), store, extractor=Extractor(action_record="every"), trust_outcome=True)
     bank(task=WON.task)
     records = [item for item in store.list() if item.title.startswith("Actions taken, not won")]
     assert [item.experience.world for item in records] == ["textworld/7"]
@@ -176,15 +177,15 @@ def test_a_bank_by_default_records_episodes_of_a_world_that_persists_only(tmp_pa
     from rbdspy.memory import MemoryStore
     from rbdspy.memory.embedders import HashEmbedder
 
-    def records(agent, **options):
+    def records(agent, **parts):
         dspy.configure(lm=DummyLM({"lessons": {"lessons": [LESSON]}}))
-        with MemoryStore(tmp_path / f"{type(agent).__name__}{options}", HashEmbedder(dim=16)) as store:
-            ReasoningBank(agent=agent, store=store, trust_outcome=True, compiled=None, **options)(task=WON.task)
+        with MemoryStore(tmp_path / f"{type(agent).__name__}{len(parts)}", HashEmbedder(dim=16)) as store:
+            ReasoningBank(agent, store, trust_outcome=True, **parts)(task=WON.task)
             return [item.title for item in store.list() if item.title.startswith("Actions")]
 
     assert records(_Lost()) == ["Actions taken, not won: Put the mug on the stand."]
     assert records(_Won()) == []  # played in no world that persists
-    assert records(_Lost(), action_record=False) == []  # the paper's: lessons only
+    assert records(_Lost(), extractor=Extractor(action_record=False)) == []  # the paper's: lessons only
 
 
 class _Unread(dspy.Module):

@@ -1,5 +1,6 @@
-"""One renderer serves the judge, the extractor and the distiller (`renderer=`; by default the
-evidence renderer, `renderer=None` for the character-cut rendering from before it)."""
+"""Each part that renders a trajectory takes its renderer (`renderer=`; by default the evidence
+renderer, `renderer=None` for the character-cut rendering from before it), and a bank shows each
+part's trajectory through that part's renderer."""
 
 from __future__ import annotations
 
@@ -70,14 +71,17 @@ def _bank(tmp_path, **kwargs):
     from rbdspy import MemoryStore, ReasoningBank
     from rbdspy.memory.embedders import HashEmbedder
 
-    return ReasoningBank(
-        _Agent(), MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)), compiled=None, **kwargs
-    )
+    return ReasoningBank(_Agent(), MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)), **kwargs)
+
+
+def _rendering_parts(renderer) -> dict:
+    """Extractor and distiller parts that render with `renderer`."""
+    return {"extractor": Extractor(renderer=renderer), "distiller": ContrastiveDistiller(renderer=renderer)}
 
 
 def test_the_bank_shows_judge_and_extractor_one_renderer(tmp_path):
     renderer = EvidenceRenderer(budget_tokens=500)
-    bank = _bank(tmp_path, renderer=renderer, judge=RationaleJudge(renderer=renderer))
+    bank = _bank(tmp_path, judge=RationaleJudge(renderer=renderer), **_rendering_parts(renderer))
     assert (
         bank.judge.renderer is renderer and bank.extractor.renderer is renderer and bank.distiller.renderer is renderer
     )
@@ -94,13 +98,13 @@ def test_the_default_bank_shares_the_default_renderer_and_the_distiller_a_larger
     bank = _bank(tmp_path)
     assert bank.judge.design == "probability" and bank.judge.renderer == EvidenceRenderer(1800)
     assert bank.extractor.renderer == EvidenceRenderer(1800) and bank.distiller.renderer == EvidenceRenderer(2600)
-    legacy = _bank(tmp_path, renderer=None)
+    legacy = _bank(tmp_path, judge=ConfidenceJudge(renderer=None), **_rendering_parts(None))
     assert legacy.judge.renderer is None and legacy.extractor.renderer is None and legacy.distiller.renderer is None
 
 
 def test_the_bank_takes_a_judge_of_another_design(tmp_path):
     judge = ConfidenceJudge(threshold=0.9)
-    bank = _bank(tmp_path, judge=judge, renderer=None)
+    bank = _bank(tmp_path, judge=judge, **_rendering_parts(None))
     assert bank.judge is judge and bank.extractor.renderer is None
     dspy.configure(lm=DummyLM([{"rationale": "unsure", "verdict": "success", "confidence": 0.5}]))
     out = bank(task="cook")
@@ -111,7 +115,7 @@ def test_the_bank_takes_a_judge_of_another_design(tmp_path):
 def test_the_bank_rejects_a_judge_that_is_not_one(tmp_path):
     import pytest
 
-    with pytest.raises(TypeError, match="judge must be an rbdspy Judge"):
+    with pytest.raises(TypeError, match="judge must be an rbdspy judge"):
         _bank(tmp_path, judge=dspy.Predict("task, trajectory -> verdict"))
     with pytest.raises(TypeError, match="renderer must be"):
-        _bank(tmp_path, renderer="evidence")
+        Extractor(renderer="evidence")

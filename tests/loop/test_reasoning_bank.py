@@ -6,7 +6,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy import MemoryStore, ReasoningBank, Trajectory
+from rbdspy import MemoryRetriever, MemoryStore, ReasoningBank, Trajectory
 from rbdspy.memory.embedders import HashEmbedder
 
 JUDGE_OK = {"verdict": "success", "rationale": "answer verified"}
@@ -36,7 +36,7 @@ class RecordingAgent(dspy.Module):
 
 def test_full_loop_learns_then_retrieves_on_a_similar_task(store):
     agent = RecordingAgent()
-    bank = ReasoningBank(agent=agent, store=store, k=1)
+    bank = ReasoningBank(agent=agent, store=store, retriever=MemoryRetriever(store, k=1))
     dspy.configure(
         lm=DummyLM(
             [

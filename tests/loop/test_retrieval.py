@@ -68,7 +68,7 @@ def test_tasks_with_one_template_are_told_apart_by_their_situation(store):
 
 def test_the_papers_task_query_cannot_tell_them_apart(store):
     dspy.configure(lm=_lm("Cook on the stove"))
-    bank = ReasoningBank(agent=SituatedAgent(), store=store, compiled=None, query="task")
+    bank = ReasoningBank(SituatedAgent(), store, retriever=MemoryRetriever(store, query="task"))
     bank(task=TEMPLATE, task_id="a")
     assert bank.query == "task" and store.list()[0].provenance[0].situation is None
 
@@ -103,7 +103,9 @@ def test_below_the_similarity_floor_nothing_is_served(store):
 def test_utility_ranking_prefers_the_item_that_helped_among_equals(store):
     store.add([_item("Misleads", TEMPLATE, value=0.1), _item("Helps", TEMPLATE, value=0.9)])
     assert MemoryRetriever(store, ranking="utility")(task=TEMPLATE).memories[0].title == "Helps"
-    by_similarity = {MemoryRetriever(store)(task=f"{TEMPLATE} {n}").memories[0].title for n in range(20)}
+    by_similarity = {
+        MemoryRetriever(store, ranking="similarity")(task=f"{TEMPLATE} {n}").memories[0].title for n in range(20)
+    }
     assert by_similarity == {"Misleads", "Helps"}  # similarity alone cannot tell them apart
 
 
@@ -120,7 +122,7 @@ def _served_failures(bank, item, n):
 
 @pytest.mark.parametrize("ranking", ["utility", "similarity"])
 def test_a_confidently_harmful_item_stops_being_served_and_can_be_restored(store, ranking):
-    bank = ReasoningBank(agent=SituatedAgent(), store=store, compiled=None, ranking=ranking)
+    bank = ReasoningBank(SituatedAgent(), store, retriever=MemoryRetriever(store, ranking=ranking))
     (harmful,) = [store.get(i) for i in store.add([_item("Misleads", TEMPLATE)])]
     for i in range(MIN_BASE_EPISODES):  # the bank usually wins without it
         bank.learner.record_use([], Verdict(label="success"), task=f"won task {i}")
@@ -138,7 +140,7 @@ def test_a_confidently_harmful_item_stops_being_served_and_can_be_restored(store
 
 
 def test_an_item_as_good_as_the_base_rate_is_kept(store):
-    bank = ReasoningBank(agent=SituatedAgent(), store=store, compiled=None, ranking="utility")
+    bank = ReasoningBank(SituatedAgent(), store, retriever=MemoryRetriever(store, ranking="utility"))
     (item,) = [store.get(i) for i in store.add([_item("Neutral", TEMPLATE)])]
     for i in range(10):  # the bank wins half its tasks, with this item served or not
         bank.learner.record_use([item], Verdict(label="success" if i % 2 else "failure"), task=f"t{i}")
@@ -170,7 +172,8 @@ def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
 
 
 def test_auto_k_and_floor_serve_a_task_in_a_world_that_persists_more_and_without_a_floor(tmp_path):
-    from rbdspy.loop.retriever import DEFAULT_K, MEASURED_FLOORS, WORLD_K
+    from rbdspy.loop.auto import DEFAULT_K, WORLD_K
+    from rbdspy.loop.retriever import MEASURED_FLOORS
 
     with MemoryStore(tmp_path / "bank", embedder=NamedLikeMiniLM()) as store:
         store.add([_item(f"Route {i}", f"fetch object number {i} from room {i}") for i in range(WORLD_K + 2)])

@@ -8,6 +8,7 @@ from dspy.utils import DummyLM
 
 from rbdspy.envs.base import TaskRef, world_of
 from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.maps import EnvironmentTools
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
@@ -53,7 +54,8 @@ def _play_two_quests(env, tmp_path):
     first, second = env.tasks("train", limit=3)[0], env.tasks("train", limit=3)[2]
     agent = MapFollower(env)
     with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
-        bank = ReasoningBank(agent=agent, store=store, compiled=None, trust_outcome=True, k=10, min_similarity=None)
+        retriever = MemoryRetriever(store, k=10, min_similarity=None)
+        bank = ReasoningBank(agent, store, retriever=retriever, trust_outcome=True)
         gold = env.gold_path(first)
         dspy.configure(lm=DummyLM(_script(gold) + [{"lessons": []}] * 2))
         won = bank(task=env.describe(first), task_id=first.id)

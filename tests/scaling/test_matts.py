@@ -7,7 +7,7 @@ import pytest
 from matts_testing import JUDGE_FAIL, JUDGE_OK, Agent, CallRecorder, RolloutLM, lessons, script
 
 import rbdspy
-from rbdspy import MaTTS, MemoryItem, ReasoningBank, Trajectory, VanillaTTS
+from rbdspy import MaTTS, MemoryItem, MemoryRetriever, ReasoningBank, Trajectory, VanillaTTS
 from rbdspy.scaling.refiner import REFINEMENT_ROLE
 
 TASK = "how many inches in three feet"
@@ -86,7 +86,7 @@ def test_memory_is_retrieved_once_shared_by_every_rollout_and_marked_used_once(s
         script(select={"rationale": "-", "best_index": 0}, contrast=lessons("X")), {0: "right", 1: "right", 2: "right"}
     )
     agent = Agent()
-    pred = MaTTS(ReasoningBank(agent=agent, store=store, k=1), k=3)(task=TASK)
+    pred = MaTTS(ReasoningBank(agent=agent, store=store, retriever=MemoryRetriever(store, k=1)), k=3)(task=TASK)
 
     assert [i.title for i in pred.memories_used] == ["Convert feet"]
     assert (
@@ -127,7 +127,8 @@ def test_a_failing_rollout_does_not_abort_the_others(store):
 def test_all_rollouts_failing_writes_nothing_and_does_not_raise(store):
     store.add(MemoryItem(title="Convert feet", description="When converting lengths.", content="Multiply by twelve."))
     configure(script(select={"rationale": "-", "best_index": 0}, contrast=SEVEN), {})
-    pred = MaTTS(ReasoningBank(agent=FlakyAgent({0, 1, 2}), store=store, k=1), k=3)(task=TASK)
+    bank = ReasoningBank(agent=FlakyAgent({0, 1, 2}), store=store, retriever=MemoryRetriever(store, k=1))
+    pred = MaTTS(bank, k=3)(task=TASK)
 
     assert pred.trajectory is None and pred.chosen is None and pred.verdict.label == "indeterminate"
     assert pred.memories_added == [] and len(store) == 1

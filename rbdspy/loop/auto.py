@@ -1,0 +1,52 @@
+"""What "auto" means for one task, decided in one place: `auto_for(world)`.
+
+Three settings of a bank's parts may be "auto": the retriever's `k` and `min_similarity`, and the
+extractor's `action_record`. Each is decided per task by the same question: is the task played in
+a world that persists (a house whose rooms and things stay put between tasks)? The retriever asks
+the agent (its `world(...)` method, EnvAgent's), the extractor asks the trajectory (the world its
+metadata names, `action_record.scope_of`); both then read the answer here.
+
+- In no such world: one item (the paper's best), the floor measured for the store's embedder, no
+  action record (where the tasks share no world, a record was never measured to help).
+- In a world that persists: a map is about the world, not the task, so the way to a thing is
+  often in the record of a dissimilar task: `WORLD_K` items, no similarity floor, and every
+  episode recorded as where it went and what it saw (on world 1 of the house stream the bank
+  configured so won 38 of 40 measured quests, docs/results/memory.md). The `world_bank` preset
+  (`rbdspy.loop.presets`) is this configuration for every task.
+
+Like `plan.py`, it imports nothing of the loop (only `rbdspy.lessons.action_record`'s constants),
+so the extractor and the retriever both read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES
+
+AUTO = "auto"
+DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, more hurt
+WORLD_K = PLACE_MEMORIES
+# The floor measured for the store's embedder (`retriever.MEASURED_FLOORS`; none for an embedder
+# rbdspy has not measured): cosine scales differ between embedders, so one number cannot fit all.
+MEASURED = "measured"
+
+
+@dataclass(frozen=True)
+class AutoSettings:
+    """What "auto" resolves to for one task."""
+
+    k: int  # items served
+    min_similarity: float | None | Literal["measured"]  # the similarity floor; MEASURED: the embedder's
+    action_record: bool | str  # what the extractor records besides lessons (`action_record.py`)
+
+
+IN_NO_WORLD = AutoSettings(k=DEFAULT_K, min_similarity=MEASURED, action_record=False)
+IN_A_WORLD = AutoSettings(k=WORLD_K, min_similarity=None, action_record=EVERY)
+
+
+def auto_for(world: str | None) -> AutoSettings:
+    """The settings "auto" means for a task played in `world` (the world that persists it is
+    played in, as the agent or the trajectory names it; None: in no such world)."""
+    return IN_A_WORLD if world is not None else IN_NO_WORLD
