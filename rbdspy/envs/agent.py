@@ -228,9 +228,10 @@ class _Episode:
         list anyway (one that ignores the constraint) insists; one that cannot answer under it (an
         error that is not a setup mistake) is asked as before and may insist. Returns (prediction,
         action to play)."""
-        # A forced choice never gives the task's answer: the LM did not choose to commit.
+        # A forced choice never gives the task's answer (the LM did not choose to commit), and
+        # never one already tried from here: asked again and again, it moves down the list.
         commits = getattr(self.agent.env, "commits", None)
-        options = [a for a in self.offered if not (callable(commits) and commits(a))]
+        options = [a for a in self.offered if not (callable(commits) and commits(a)) and not self.repeats(a)]
         chooser = choice_among(self.agent.act, options)
         if chooser is not None:
             try:

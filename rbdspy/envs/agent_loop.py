@@ -27,10 +27,12 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   the first time it mattered, so the agent is asked once more, with that action struck from the
   list and a note saying why, to choose among the listed actions left (a `Literal` output: an LM
   that decodes under a JSON schema answers one of them). Asked freely, the 1.5B model wrote the
-  struck action again and again. An action the environment says commits the task's answer
-  (`commits`: ScienceWorld's "focus on X") is never among those choices: a forced choice is not a
-  decision to answer. An LM that answers outside the choices insists: the action is played, unless
-  (with `focus`) an admissible action does what the task says: that one is played instead.
+  struck action again and again. Neither an action already tried from the same state nor one the
+  environment says commits the task's answer (`commits`: ScienceWorld's "focus on X") is among
+  those choices: a forced choice is not a decision to answer, and under the constraint a small LM
+  takes the first choice listed, so each new ask moves down the list. An LM that answers outside
+  the choices insists: the action is played, unless (with `focus`) an admissible action does what
+  the task says: that one is played instead.
 """
 
 from __future__ import annotations

@@ -143,6 +143,18 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     assert f"one of: {way[-1]};" not in constrained and f"; {way[-1]};" not in constrained
 
 
+def test_a_forced_choice_is_never_an_action_already_tried_from_the_same_state(house):
+    import dspy
+
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    lm = _lm(*way, "examine rack", way[-1], way[-1], "drop sponge", json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        EnvAgent(house, max_steps=len(way) + 3, repeat_guard=True)(task="t", task_id=task)
+    choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
+    assert "drop sponge" in choices and "examine rack" not in choices
+
+
 def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
     """Actions the environment says commit an answer (ScienceWorld's "focus on X") are left out
     of the re-ask's choices: the LM did not choose to commit."""
