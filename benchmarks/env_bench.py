@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
-from rbdspy.envs import build_dataset, make_env
+from rbdspy.datasets import build_dataset
+from rbdspy.envs import make_env
 from rbdspy.envs.base import Environment, TaskRef
 
 DEFAULT_TYPES = {
@@ -106,8 +107,8 @@ def bench_agent(env_name: str, model: str, episodes: int, max_steps: int, lm=Non
     and per episode. Every LM call is a real one: DSPy's cache is off for the run."""
     import dspy
 
-    from rbdspy.demo import demo_tasks, open_demo_env
-    from rbdspy.envs import EnvAgent
+    from rbdspy.agent import EnvAgent
+    from rbdspy.envs.task_sets import demo_tasks, open_demo_env
     from rbdspy.lm import make_lm
 
     lm = lm or make_lm(model)

@@ -45,7 +45,8 @@ import dspy
 
 from rbdspy.bench import tables
 from rbdspy.bench.provenance import session_info
-from rbdspy.envs.dataset import LabelledTrajectory, load_records
+from rbdspy.core.lm_errors import LMSetupError
+from rbdspy.datasets.dataset import LabelledTrajectory, load_records
 from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import (
     DEFAULT_CONFIDENCE_THRESHOLD,
@@ -65,7 +66,6 @@ from rbdspy.judge.probability_judge import ProbabilityJudge
 from rbdspy.judge.trajectory_text import as_judged, render_trajectory
 from rbdspy.lm.usage import LmUsage
 from rbdspy.loop.compiled_prompts import load_component
-from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.optimizers.examples import balanced_sample
 from rbdspy.optimizers.metrics import judge_report
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, EvidenceRenderer, estimate_tokens

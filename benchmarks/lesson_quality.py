@@ -24,7 +24,7 @@ from pathlib import Path
 import dspy
 
 from rbdspy.bench.tables import benchmark_command, table
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_lm
 from rbdspy.optimizers.examples import balanced_sample, make_examples

@@ -35,9 +35,9 @@ import dspy
 from benchmarks.poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted
 from rbdspy import Extractor, Judge
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
-from rbdspy.envs.signature import NextAction
 from rbdspy.memory.defence import Quarantine, trajectory_findings
 from rbdspy.memory.formatting import format_memory_block
+from rbdspy.signatures.act import NextAction
 from rbdspy.types import Verdict
 
 READ_ARMS = ("sanitised", "naive")

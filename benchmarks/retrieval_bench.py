@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from rbdspy.bench.tables import benchmark_command, table, table_row
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.lm import make_embedder
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory.store import MemoryStore

@@ -15,8 +15,9 @@ import time
 
 import dspy
 
+from rbdspy.agent import EnvAgent
 from rbdspy.bench.tables import benchmark_command, table, table_row
-from rbdspy.envs import EnvAgent, make_env
+from rbdspy.envs import make_env
 from rbdspy.lm import make_lm
 
 # (label, environment, game or task type, TextWorld-Express parameters)

@@ -15,6 +15,8 @@ import os
 # import lock, it deadlocks: `rbdspy ui` never listens). Set the variable to "False" to fetch it.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from rbdspy.agent import EnvAgent
+from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.judge import (
     BaseJudge,
     ChecklistJudge,
@@ -30,7 +32,6 @@ from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_embedder, make_lm
 from rbdspy.loop.learner import Learner
-from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.loop.presets import actions_bank, default_bank, paper_bank, world_bank
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
@@ -56,6 +57,7 @@ __all__ = [
     "Calibration",
     "CalibrationWarning",
     "ContrastiveDistiller",
+    "EnvAgent",
     "EvidenceRenderer",
     "Extractor",
     "HashEmbedder",

@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rbdspy.render import EvidenceRenderer, render_by_characters
-from rbdspy.roles import ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
+from rbdspy.core.roles import ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
 SourceKind = Literal["success", "failure", "contrast", "refine", "manual", "record"]
@@ -121,17 +120,46 @@ class Trajectory(BaseModel):
         first = next((s.content for s in self.steps if s.role in OBSERVATION_ROLES), "")
         return situation_text(self.task, first)
 
-    def render(self, max_chars: int = 6000, *, budget_tokens: int | None = None) -> str:
-        """The trajectory as prompt text (`rbdspy.render`). By default cut by characters
-        (`render_by_characters`): an observation repeated verbatim is shown once (later copies
-        point back to it); a long trajectory keeps its start and its end (where the outcome
-        shows) and elides the middle, so a call stays within a small model's context.
+    def render(self, max_chars: int = 6000) -> str:
+        """The trajectory as prompt text cut by characters (`render_by_characters`): an
+        observation repeated verbatim is shown once (later copies point back to it); a long
+        trajectory keeps its start and its end (where the outcome shows) and elides the middle,
+        so a call stays within a small model's context.
 
-        With `budget_tokens` (opt-in), the evidence renderer (`rbdspy.render.EvidenceRenderer`)
-        writes it instead: compressed first, cut only to fit that many tokens, every cut named."""
-        if budget_tokens is not None:
-            return EvidenceRenderer(budget_tokens=budget_tokens).render(self).text
+        Within a token budget instead (compressed first, cut only to fit, every cut named):
+        `rbdspy.render.EvidenceRenderer(budget_tokens=...)(trajectory)`."""
         return render_by_characters(self, max_chars)
+
+
+# A trajectory as prompt text cut by characters, what `Trajectory.render(max_chars)` writes: each
+# step one `[i] role: text` line, then the final answer. (Within a token budget: rbdspy/render/.)
+# An observation repeated verbatim and longer than this is shown as a pointer to its first copy.
+POINTER_MIN_CHARS = 80
+
+
+def render_by_characters(trajectory: Trajectory, max_chars: int = 6000) -> str:
+    """`trajectory` as `[i] role: text` lines within `max_chars` characters: the first third and
+    the last two thirds kept, the middle replaced by a line saying how many characters went."""
+    lines, seen = [], {}
+    for i, step in enumerate(trajectory.steps):
+        content = step.content.strip()
+        # An observation repeated verbatim (a room described again) is shown once; a small
+        # model reads the evidence, not the same paragraph twice.
+        if step.role in OBSERVATION_ROLES and len(content) > POINTER_MIN_CHARS and content in seen:
+            lines.append(f"[{i}] {step.role}: (same as [{seen[content]}])")
+            continue
+        if step.role in OBSERVATION_ROLES:
+            seen.setdefault(content, i)
+        lines.append(f"[{i}] {step.role}: {content}")
+    if trajectory.final_answer:
+        lines.append(f"[final answer] {trajectory.final_answer.strip()}")
+    text = "\n".join(lines) if lines else "(no steps recorded)"
+    if len(text) <= max_chars:
+        return text
+    head = max_chars // 3
+    tail = max_chars - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n... [{omitted} characters of the middle omitted] ...\n{text[-tail:]}"
 
 
 class Verdict(BaseModel):

@@ -1,9 +1,12 @@
-"""Shared test setup: no network, no DSPy cache, a clean dspy.settings for every test."""
+"""Shared test setup: no network, no DSPy cache, a clean dspy.settings for every test; the real
+environments the adapter, agent and dataset tests (tests/envs, tests/agent, tests/datasets) share,
+one JVM per simulator for the whole session."""
 
 import copy
 import importlib
 import itertools
 import os
+import shutil
 
 import dspy
 import pytest
@@ -75,3 +78,31 @@ def pg_url(pg_server):
         return made[name]
 
     return url
+
+
+def _needs(package: str) -> None:
+    pytest.importorskip(package)
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed")
+
+
+@pytest.fixture(scope="session")
+def sw_env():
+    """ScienceWorld (seconds to start), skipped where the `envs` extra or Java is missing."""
+    _needs("scienceworld")
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    env = ScienceWorld()
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="session")
+def twx_env():
+    """TextWorld-Express, skipped where the `envs` extra or Java is missing."""
+    _needs("textworld_express")
+    from rbdspy.envs.twx import TextWorldExpress
+
+    env = TextWorldExpress()
+    yield env
+    env.close()

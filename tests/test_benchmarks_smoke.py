@@ -159,7 +159,7 @@ def test_judge_designs_does_not_score_a_compiled_judges_own_demos():
     module = _load("judge_designs")
     import dspy
 
-    from rbdspy.envs.dataset import load_records
+    from rbdspy.datasets.dataset import load_records
     from rbdspy.judge import Judge, ProbabilityJudge, judge_for
 
     records = [r for r in load_records(module.ROOT / "datasets" / "twx-train.jsonl") if len(r.trajectory.steps) > 8]

@@ -97,11 +97,11 @@ def test_missing_bank_is_a_clear_error(tmp_path):
 @pytest.fixture
 def demo_kwargs(monkeypatch):
     """What `rbdspy demo` hands to run_demo (nothing is played)."""
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
     import rbdspy.lm
 
     seen = {}
-    monkeypatch.setattr(rbdspy.demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(rbdspy.cli.demo_run, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: "lm")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: "embedder")
     return seen

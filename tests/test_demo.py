@@ -21,7 +21,8 @@ if shutil.which("java") is None:
 
 from demo_testing import Unclosed  # noqa: E402
 
-from rbdspy.demo import demo_tasks, open_demo_env, print_summary, run_demo  # noqa: E402
+from rbdspy.cli.demo_run import print_summary, run_demo  # noqa: E402
+from rbdspy.envs.task_sets import demo_tasks, open_demo_env  # noqa: E402
 
 JUDGE_OK = {"verdict": "success", "rationale": "won"}
 JUDGE_FAIL = {"verdict": "failure", "rationale": "no coin"}
@@ -126,12 +127,12 @@ def test_demo_with_parallel_matts_contrasts_the_rollouts(tmp_path):
 def test_demo_command_threads_matts_options(monkeypatch):
     from typer.testing import CliRunner
 
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
     import rbdspy.lm
     from rbdspy.cli import app
 
     seen = {}
-    monkeypatch.setattr(rbdspy.demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(rbdspy.cli.demo_run, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: "lm")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: "embedder")
     runner = CliRunner()
@@ -147,7 +148,7 @@ def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
     factory (scripted here), plays two real games, and leaves a bank that a later process reads."""
     from typer.testing import CliRunner
 
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
     import rbdspy.lm
     from rbdspy.cli import app
 
@@ -158,7 +159,7 @@ def test_demo_command_plays_learns_and_keeps_the_bank(tmp_path, monkeypatch):
         answers = [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Put items where they belong")]
         answers += [{"action": "look around"}] * steps + [*judged(JUDGE_FAIL, steps), _lessons("Explore before acting")]
         specs = []
-        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: Unclosed(env))
+        monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: Unclosed(env))
         monkeypatch.setattr(
             rbdspy.lm, "make_lm", lambda spec: specs.append(spec) or DummyLM(answers, adapter=dspy.JSONAdapter())
         )
@@ -305,12 +306,12 @@ class _Broken(Unclosed):
 
 
 def test_a_task_whose_agent_raised_says_so_and_the_stream_goes_on(tmp_path, monkeypatch):
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
 
     with open_demo_env("twx") as env:
         first, second = demo_tasks(env, 2)
         gold = env.gold_path(second)
-        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Broken(env, [first]))
+        monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: _Broken(env, [first]))
         steps = len(gold)
         answers = [{"action": "look around"}]  # the first task's only call: its step raises
         answers += [{"action": a} for a in gold] + [*judged(JUDGE_OK, steps), _lessons("Find the coin")]
@@ -376,13 +377,13 @@ def test_an_lm_that_never_answers_is_an_agent_failure_in_the_block(tmp_path):
 def test_demo_command_exits_1_when_the_agent_failed_on_every_task(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
     import rbdspy.lm
     from rbdspy.cli import app
 
     with open_demo_env("twx") as env:
         broken = demo_tasks(env, 2)
-        monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: _Broken(env, broken))
+        monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: _Broken(env, broken))
         monkeypatch.setattr(
             rbdspy.lm, "make_lm", lambda spec: DummyLM([{"action": "look around"}] * 2, adapter=dspy.JSONAdapter())
         )
@@ -399,7 +400,7 @@ def test_demo_command_exits_1_when_the_agent_failed_on_every_task(tmp_path, monk
 def test_the_demo_asks_the_lm_exactly_what_the_bank_asks_without_the_step_hook(tmp_path):
     """The live step lines only watch: the demo's LM calls (the agent's, the judge's, the
     extractor's, with the memory block retrieved) are those of the same bank and agent without a hook."""
-    from rbdspy.envs import EnvAgent
+    from rbdspy.agent import EnvAgent
     from rbdspy.loop.reasoning_bank import ReasoningBank
     from rbdspy.loop.retriever import MemoryRetriever
 

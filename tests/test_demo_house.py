@@ -10,8 +10,8 @@ from demo_testing import Unclosed
 from dspy.utils import DummyLM
 from rich.console import Console
 
-from rbdspy.demo import run_demo, step_line
-from rbdspy.envs.agent import StepEvent
+from rbdspy.agent.env_agent import StepEvent
+from rbdspy.cli.demo_run import run_demo, step_line
 from rbdspy.envs.task_sets import house_demo_tasks
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
@@ -45,13 +45,13 @@ def test_house_demo_tasks_fetch_the_same_thing_whatever_the_cache_holds(house):
 
 
 def test_the_second_quest_is_offered_the_first_ones_way_and_the_printout_marks_it(house, tmp_path, monkeypatch):
-    import rbdspy.demo
+    import rbdspy.cli.demo_run
 
     fetch, bring = sorted(house_demo_tasks(house, 2), key=lambda t: len(house.quest(t).walkthrough))
     first, second = house.quest(fetch).walkthrough, house.quest(bring).walkthrough
     assert first[-1] in second[:-1]  # the bring quest takes the thing first, as the fetch quest does
-    monkeypatch.setattr(rbdspy.demo, "open_demo_env", lambda name: Unclosed(house))
-    monkeypatch.setattr(rbdspy.demo, "demo_tasks", lambda env, n: [fetch, bring])
+    monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: Unclosed(house))
+    monkeypatch.setattr(rbdspy.cli.demo_run, "demo_tasks", lambda env, n: [fetch, bring])
     # The house labels each task by its score (no judge call): actions, then the extractor.
     answers = [{"action": a} for a in first] + [lessons("Fetch it")]
     answers += [{"action": a} for a in second] + [lessons("Bring it")]

@@ -29,7 +29,7 @@ def test_compile_judge_notebook(tmp_path, monkeypatch):
     sys.path.insert(0, str(Path(__file__).parent / "optimizers"))
     from compile_testing import records
 
-    from rbdspy.envs.dataset import write_records
+    from rbdspy.datasets.dataset import write_records
 
     write_records(tmp_path / "train.jsonl", records(8))
     write_records(tmp_path / "dev.jsonl", records(4, "dev", start=100))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.render import (
     MIN_BUDGET_TOKENS,
     NOT_SHOWN_RULE,
@@ -19,7 +19,7 @@ from rbdspy.render import (
     estimate_tokens,
 )
 from rbdspy.signatures import judge as judge_signatures
-from rbdspy.types import Step, Trajectory
+from rbdspy.types import Step, Trajectory, render_by_characters
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 ROOM = (
@@ -208,10 +208,10 @@ def test_count_tokens_is_pluggable():
     assert rendering.tokens == len(rendering.text.split()) <= 300
 
 
-def test_trajectory_render_takes_a_token_budget_and_keeps_its_default():
+def test_trajectory_render_is_the_rendering_by_characters_and_keeps_its_default():
     t = long_walk(n=30)
-    assert t.render(budget_tokens=700) == EvidenceRenderer(budget_tokens=700)(t)
-    assert t.render() == t.render(6000) and "characters of the middle omitted" in t.render()
+    assert t.render() == t.render(6000) == render_by_characters(t) and "characters of the middle omitted" in t.render()
+    assert t.render(900) == render_by_characters(t, 900)
 
 
 def test_empty_trajectory_and_final_answer():

@@ -18,7 +18,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.judge import Judge, RationaleJudge
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor

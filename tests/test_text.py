@@ -1,8 +1,8 @@
-"""rbdspy.text.clip: the one clipping rule (lessons, refinement notes, agent prompts, baselines)."""
+"""rbdspy.core.text.clip: the one clipping rule (lessons, refinement notes, agent prompts, baselines)."""
 
 import pytest
 
-from rbdspy.text import clip
+from rbdspy.core.text import clip
 
 
 def test_short_text_is_returned_unchanged_apart_from_whitespace():

@@ -103,7 +103,7 @@ def _build_store(root: Path) -> dict[str, str]:
 
     from rbdspy import MaTTS, MemoryStore, ReasoningBank, tracking
     from rbdspy.bench import run_bench
-    from rbdspy.envs.dataset import write_records
+    from rbdspy.datasets.dataset import write_records
     from rbdspy.memory.embedders import HashEmbedder
     from rbdspy.optimizers import compile_program, evaluate_program
 

@@ -252,11 +252,13 @@ ARMS: dict[str, Arm] = {
     )
 }
 
-# Named sets for --arms. "default" fits the embedded local LM in about an hour (see README).
+# Named sets for --arms. "default" fits the embedded local LM in about an hour
+# (docs/guides/bench.md#default-size-and-its-duration).
 ARM_SETS: dict[str, list[str]] = {
     "default": [BASELINE, "reasoningbank", "reasoningbank-oracle"],
-    # The arms of the "memory that lifts" comparison (README): the paper's configuration, rbdspy's
-    # defaults, a seeded bank and the oracle-labelled one, against the bare agent.
+    # Where a lift comes from: the paper's configuration against the bare agent, then rbdspy's
+    # defaults, the defaults seeded before the stream, and the paper's with the environment's
+    # labels instead of the judge's (what a perfect judge would add).
     "lift": [BASELINE, "reasoningbank", "reasoningbank-improved", "reasoningbank-seeded", "reasoningbank-oracle"],
     "baselines": [BASELINE, "reasoningbank", "success-only", "trajectory-memory", "workflow-memory"],
     "matts": [BASELINE, "reasoningbank", "matts-parallel-k3", "matts-sequential-k3"],

@@ -22,17 +22,17 @@ from typing import Any
 
 import dspy
 
-from rbdspy.bench.signatures import InduceWorkflow
+from rbdspy.core.lm_errors import act, attempt
+from rbdspy.core.plan import Plan, arun, run
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
+from rbdspy.core.text import clip
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.lessons.caps import normalise_lessons
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop.agent_io import output_fields, trajectory_of
-from rbdspy.loop.lm_errors import act, attempt
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
 from rbdspy.memory import MemoryStore
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE
-from rbdspy.text import clip
+from rbdspy.signatures.workflow import InduceWorkflow
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
 
 EXEMPLAR_OBSERVATION_CHARS = 100  # per step, so that a whole short episode fits in one item

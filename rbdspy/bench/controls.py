@@ -25,11 +25,11 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.agent import episode_lock
+from rbdspy.agent.env_agent import episode_lock
+from rbdspy.core.lm_errors import act
+from rbdspy.core.plan import Plan, arun, run
 from rbdspy.envs.base import TaskRef, play
 from rbdspy.loop.agent_io import accepts_input, output_fields, trajectory_of
-from rbdspy.loop.lm_errors import act
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.loop.reasoning_bank import EXPERIENCE_FIELD, RESULT_FIELDS, experiences_of
 from rbdspy.maps.experience import experience_of
 from rbdspy.memory.formatting import format_memory_block

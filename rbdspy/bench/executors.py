@@ -51,7 +51,7 @@ class ArmJob:
     seed_records: list | None = None
     bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
     world_seed: int | None = None  # the world a worker opens for a house stream
-    agent: str = "auto"  # the EnvAgent variant (rbdspy.envs.agent_loop.AGENT_VARIANTS)
+    agent: str = "auto"  # the EnvAgent variant (rbdspy.bench.agent_variants.AGENT_VARIANTS)
     calibrate_on_build: bool = False  # the judge's band placed on the build tasks (build_calibration.py)
 
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from rbdspy.agent.env_agent import stop_summary
 from rbdspy.bench.records import arm_path, read_records
-from rbdspy.envs.agent import stop_summary
+from rbdspy.datasets.dataset import LabelledTrajectory
 from rbdspy.envs.base import TaskRef, play
-from rbdspy.envs.dataset import LabelledTrajectory
 from rbdspy.judge.trajectory_text import AGENT_FINAL_ANSWER
 
 

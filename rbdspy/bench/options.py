@@ -81,7 +81,7 @@ class BenchOptions(Options):
     world holding fewer quests than the stream asks is refused before the first task
     (`rbdspy.bench.tasks.StreamTooLongError`)."""
     agent: str = "auto"
-    """The EnvAgent variant every arm plays with (`rbdspy.envs.agent_loop.AGENT_VARIANTS`)."""
+    """The EnvAgent variant every arm plays with (`rbdspy.bench.agent_variants.AGENT_VARIANTS`)."""
     pause_arms: str | list[str] | None = None
     """With `resume`: arms of the run not played this session (a comma list or a list). They keep
     their records, each arm is reported over the tasks it played, and a later resume without them

@@ -23,6 +23,8 @@ from typing import Any
 import dspy
 from rich.progress import Progress
 
+from rbdspy.agent import EnvAgent
+from rbdspy.bench.agent_variants import agent_options
 from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, calibration_path
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
@@ -36,11 +38,9 @@ from rbdspy.bench.records import (
 )
 from rbdspy.bench.tasks import BenchTask
 from rbdspy.bench.truth_recheck import item_truth
-from rbdspy.envs import EnvAgent
-from rbdspy.envs.agent_loop import agent_options
+from rbdspy.core.roles import AGENT_ROLE
 from rbdspy.lm.usage import LmUsage
 from rbdspy.memory import MemoryStore
-from rbdspy.roles import AGENT_ROLE
 
 SPEND_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 

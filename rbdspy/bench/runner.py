@@ -28,6 +28,7 @@ import dspy
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from rbdspy.bench.agent_variants import agent_options
 from rbdspy.bench.arms import ARMS, BASELINE, parse_arms
 from rbdspy.bench.executors import ArmJob, make_executor
 from rbdspy.bench.options import BenchOptions
@@ -37,13 +38,13 @@ from rbdspy.bench.records import GOLD_FILE, arm_path, read_records
 from rbdspy.bench.report import write_reports
 from rbdspy.bench.stats import DEFAULT_RESAMPLES
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
-from rbdspy.envs.agent_loop import agent_options
-from rbdspy.envs.dataset import load_records, seeding_sample
+from rbdspy.datasets.dataset import load_records, seeding_sample
 from rbdspy.envs.task_sets import env_for_task_set, open_task_set, task_set_types
 from rbdspy.memory.postgres import redacted
 
-# Default size, for the embedded 1.5B local LM on 2 cores (~5-10 s per agent step): 12 tasks x
-# up to 8 steps x 3 arms is about an hour (the arithmetic is in the README section).
+# Default size, for the embedded 1.5B local LM on 2 cores, where an agent step takes seconds: 12
+# tasks x up to 8 steps x 3 arms fits in about an hour, judge and extractor calls included
+# (docs/guides/bench.md#default-size-and-its-duration).
 DEFAULT_TASKS = 12
 DEFAULT_MAX_STEPS = 8
 SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on dev
@@ -86,7 +87,7 @@ class BenchConfig:
     seed_per_type: int = 2
     bank_url: str = ""  # the banks' PostgreSQL server, password left out ("": directories under banks/)
     world_seed: int | None = None  # the world of a house stream (None: the environment's default)
-    agent: str = "auto"  # the EnvAgent variant every arm plays with (agent_loop.AGENT_VARIANTS)
+    agent: str = "auto"  # the EnvAgent variant every arm plays with (agent_variants.AGENT_VARIANTS)
     calibrate_on_build: bool = False  # judge-labelled arms: the band placed on the build tasks
 
 

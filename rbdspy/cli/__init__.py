@@ -3,9 +3,9 @@ which default to $RBDSPY_LM / $RBDSPY_EMBEDDER and then to the embedded local mo
 
 This module assembles the typer `app` from one module per command group: demo.py, bench.py,
 compile.py (compile, eval), calibrate.py, ui.py, memory.py (`rbdspy memory ...`) and data.py (`rbdspy data ...`);
-common.py holds the options and checks they share. Commands print to `seams.console` and get their
-models from `seams._models`, both looked up at each call so that a test can swap them (see
-seams.py); `main()` is the console script.
+common.py holds the options and checks they share; demo_run.py is what `rbdspy demo` plays and
+prints. Commands print to `seams.console` and get their models from `seams._models`, both looked
+up at each call so that a test can swap them (see seams.py); `main()` is the console script.
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ import dspy
 import typer
 
 import rbdspy.lm
+from rbdspy.agent import EnvAgent
 from rbdspy.bench.labelled import labelled_from_run
 from rbdspy.cli.common import get_console
-from rbdspy.envs import EnvAgent, build_dataset, make_env
-from rbdspy.envs.dataset import write_records
-from rbdspy.envs.dataset_stats import file_table, overlap, type_table
+from rbdspy.datasets import build_dataset
+from rbdspy.datasets.dataset import write_records
+from rbdspy.datasets.dataset_stats import file_table, overlap, type_table
+from rbdspy.envs import make_env
 from rbdspy.envs.task_sets import open_task_set
 
 data_app = typer.Typer(help="Build labelled trajectory datasets from real environments.", no_args_is_help=True)

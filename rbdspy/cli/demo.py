@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-import rbdspy.demo
+from rbdspy.cli import demo_run
 from rbdspy.cli.common import (
     EmbedderOpt,
     LmOpt,
@@ -17,7 +17,7 @@ from rbdspy.cli.common import (
     get_console,
     models,
 )
-from rbdspy.demo import MATTS_MODES, failed_everywhere
+from rbdspy.cli.demo_run import MATTS_MODES, failed_everywhere
 
 
 def demo(
@@ -55,8 +55,8 @@ def demo(
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:
         raise typer.BadParameter(f"must be at least 1; got {rollouts}", param_hint="--rollouts")
-    # Looked up on rbdspy.demo at each call, so that a stand-in set there (a test) is the one called.
-    rows = rbdspy.demo.run_demo(
+    # Looked up on rbdspy.cli.demo_run at each call, so that a stand-in set there (a test) is the one called.
+    rows = demo_run.run_demo(
         *models(lm, embedder),
         bank_location(path),
         env=env,

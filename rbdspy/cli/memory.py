@@ -17,7 +17,7 @@ from rich.table import Table
 
 import rbdspy.lm
 from rbdspy.cli.common import EmbedderOpt, LmOpt, NamespaceOpt, bank_location, get_console, models
-from rbdspy.envs.dataset import load_records, seeding_sample
+from rbdspy.datasets.dataset import load_records, seeding_sample
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import InvalidItemError, MemoryStore
 from rbdspy.memory.doctor import diagnose

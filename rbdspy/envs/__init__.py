@@ -1,13 +1,12 @@
-"""rbdspy.envs: real text environments with automatic scoring, an agent that plays them, and the
-builder of ground-truth labelled trajectory datasets.
+"""rbdspy.envs: real text environments with automatic scoring, one adapter each.
 
-    from rbdspy.envs import make_env, EnvAgent, build_dataset
+    from rbdspy.envs import make_env, play
     env = make_env("scienceworld")            # or "twx"; needs `pip install 'rbdspy[envs]'` and Java
-    agent = EnvAgent(env, max_steps=30)
     tid = env.tasks("train", limit=1)[0].id   # "scienceworld/boil/train/0"
-    pred = agent(task=agent.describe(tid), task_id=tid)
-    pred.trajectory.outcome                   # the environment's verdict
-    build_dataset(env, "train", n=100, out_path="datasets/sw-train.jsonl")
+    trajectory = play(env, tid, env.gold_path(tid))
+
+The agent that plays them is `rbdspy.agent.EnvAgent` (also `rbdspy.EnvAgent`); the labelled
+trajectory datasets built from them are in `rbdspy.datasets`. This package imports neither.
 
 The adapters import their simulator package only when constructed, so `import rbdspy.envs`
 works without the `envs` extra.
@@ -17,10 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.envs.agent import EnvAgent, StepEvent
 from rbdspy.envs.base import SPLITS, Environment, Observation, StepResult, TaskRef, actions_of, play
-from rbdspy.envs.builder import BuildReport, build_dataset
-from rbdspy.envs.dataset import Cause, LabelledTrajectory, iter_records, load_records, write_records
 
 ENV_NAMES = ("scienceworld", "twx", "textworld")
 _ALIASES = {
@@ -76,23 +72,14 @@ def __getattr__(name: str):
 __all__ = [
     "ENV_NAMES",
     "SPLITS",
-    "BuildReport",
-    "Cause",
-    "EnvAgent",
     "Environment",
-    "LabelledTrajectory",
     "Observation",
     "ScienceWorld",
-    "StepEvent",
     "StepResult",
     "TaskRef",
     "TextWorldExpress",
     "TextWorldHouses",
     "actions_of",
-    "build_dataset",
-    "iter_records",
-    "load_records",
     "make_env",
     "play",
-    "write_records",
 ]

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]

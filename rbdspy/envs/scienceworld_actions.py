@@ -27,11 +27,13 @@ fill the remaining room. Finally a few action *templates* with OBJ placeholders 
 (`move OBJ to OBJ`, `focus on OBJ`, ...), so actions the cap or the "held" rule left out can still
 be written from the objects named in the observation.
 
-Coverage, measured on one train variation of each of the 30 task types: about 54% of the gold
-path's object actions appear verbatim in the list at the step they are taken. A lower bound:
-ScienceWorld names the same object differently from one listing to the next ("door to art
-studio" / "art studio door", "thermometer" / "thermometer in inventory"), and the rest can be
-written from the templates. Computing the list costs ~130 ms a step (two JSON round trips).
+Coverage is partial by design: the action a gold path takes next is often not in the list
+verbatim, as the cap and the "held" rule leave some out and ScienceWorld names the same object
+differently from one listing to the next ("door to art studio" / "art studio door",
+"thermometer" / "thermometer in inventory"); the rest can be written from the templates.
+Computing the list costs two JSON round trips a step.
+
+Measured: docs/results/environments.md#environments-and-the-agent-benchmarksenv_benchpy
 """
 
 from __future__ import annotations

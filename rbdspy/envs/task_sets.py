@@ -44,12 +44,13 @@ DEMO_ENVS = ("house", "twx", "scienceworld")
 # room of its own instead of the world's start room).
 BENCH_ENVS = ("twx", "scienceworld", "textworld")
 # Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
-# and ScienceWorld task types. "lift" is the stream chosen by a pilot of the bare agent on train
-# variations (benchmarks/stream_pilot.py; README, "Memory that helps"): games it wins sometimes but
-# not always, where a strategy learned on one variation applies to the next.
-# Coin in four rooms behind closed doors: the bare 1.5B agent won 2 of 6 train games in 15 steps
-# (33%), and every game asks for the same skills (open the door, go through, look, take the coin).
-# ScienceWorld's find-* types serve the lift set there.
+# and ScienceWorld task types. "lift" is a stream where memory has room to help: games the bare
+# agent wins sometimes but not always (one it never wins gives memory no success to learn from,
+# one it always wins nothing to lift), where a strategy learned on one variation applies to the
+# next. Coin in four rooms behind closed doors, in 15 steps, is such a game for the bare 1.5B
+# agent, and every game asks for the same skills (open the door, go through, look, take the coin).
+# ScienceWorld's find-* types serve the lift set there. Measured:
+# docs/results/memory.md#a-stream-where-memory-has-room-to-help-benchmarksstream_pilotpy
 LIFT_TWX_PARAMS = {"coin": "numLocations=4,numDistractorItems=0,includeDoors=1"}
 TASK_SETS: dict[str, dict[str, Any]] = {
     "demo": {"twx": TWX_DEMO_PARAMS, "scienceworld": SW_DEMO_TYPES},

@@ -53,14 +53,16 @@ SHUFFLED = "shuffled"
 DEFAULT_WORLD = 1
 SHUFFLED_BASE = 1_000_000
 SPLIT_OFFSET = {"train": 0, "dev": 100_000, "test": 200_000}
-# Quests a split offers per world: 20 build and 40 measured tasks (world 1 hosts 69 quests).
+# Quests a split offers per world: 20 build and 40 measured tasks (a world must host them all,
+# `FULL_POOL_WORLDS`).
 DEFAULT_POOL = {"train": 20, "dev": 40, "test": 6}
 # The parameter of a task id whose quest starts in a room of its own (`starts=True`).
 STARTS_PARAM = "start=cycle"
 # Worlds whose catalogues hold every quest of DEFAULT_POOL (a 60-task stream of 20 built and 40
-# measured fits) with walkthroughs of the spec's own 2-4 actions, as the measured runs' worlds do
-# (benchmarks/house_capacity.py; every seed of 1-20 holds the pool, the others partly with longer
-# quests): what a refused stream is offered instead.
+# measured fits) with walkthroughs of the spec's own 2-4 actions, so a stream there is as hard as
+# one in the default world: what a refused stream is offered instead. Other worlds hold the pool
+# only with longer quests (`TIERS`), a harder stream, if at all. Measured:
+# docs/guides/bench.md#persistent-worlds-where-experience-can-carry-over
 FULL_POOL_WORLDS = (1, 2, 4, 5, 6, 9, 10, 12, 16, 17, 18)
 INFO_ACTIONS = ("look", "inventory")
 # The interpreter's prompt and status bar ("\n>   ...   -= Canteen =-0/3") end every reply.

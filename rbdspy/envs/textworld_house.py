@@ -110,7 +110,7 @@ def default_cache_dir() -> Path:
 @dataclass(frozen=True)
 class HouseSpec:
     """How a world and its quests are made. The defaults are the `house` stream's (chosen on
-    build tasks of one world, see docs/results/memory.md)."""
+    build tasks of one world; measured: docs/results/memory.md#a-world-that-persists-the-house-stream)."""
 
     n_rooms: int = 8
     n_objects: int = 40

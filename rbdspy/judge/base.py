@@ -7,7 +7,7 @@ empty answer or a label outside success/failure gives `indeterminate` (the bank 
 nothing); a missing or unusable LM raises `LMSetupError`; a trajectory in a shape rbdspy does not
 accept is the caller's bug and raises ValueError. Nothing else raises once the judge is built.
 
-A design writes its logic once as a plan (`_plan`, rbdspy/loop/plan.py), which `forward` and
+A design writes its logic once as a plan (`_plan`, rbdspy/core/plan.py), which `forward` and
 `aforward` run. `design` names it, as `judge_for` and the benchmark records name it.
 """
 
@@ -17,13 +17,18 @@ from typing import Any, ClassVar
 
 import dspy
 
+from rbdspy.core.plan import Plan, arun, run
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.loop.lm_errors import indeterminate
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.types import Verdict
 
 DEFAULT_MAX_CHARS = 6000
+
+
+def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
+    """The verdict of a judge that could not decide (`what` went wrong, with the error if any)."""
+    detail = f": {type(error).__name__}: {error}" if error else ""
+    return Verdict(label="indeterminate", rationale=f"{what}{detail}"[:500])
 
 
 class BaseJudge(dspy.Module):

@@ -15,15 +15,19 @@ examples a threshold that keeps the cap on these examples often breaks it on the
 examples' worst failure is rarely the environment's), so the cap is checked on `bootstrap`
 resamples of the examples (successes and failures resampled separately, so each keeps the
 sample's balance): a threshold is allowed when it keeps false successes within the cap on at
-least `confidence` of them (default 0.8, chosen on train records:
-benchmarks/judge_calibration_sweep.py). Of the allowed thresholds, the one with the best balanced
-accuracy on the examples wins (ties: fewer false successes, then the middle of the tied ones).
+least `confidence` of them (default 0.8, chosen on train records: a band placed on a few
+examples keeps the cap on new ones only by sitting higher, and a lower confidence lets it sit
+where the examples' failures happen to fall, letting new ones through). Of the allowed
+thresholds, the one with the best balanced accuracy on the examples wins (ties: fewer false
+successes, then the middle of the tied ones).
 Its balanced accuracy on the resamples gives the reported 95% interval.
 
 An abstention band (`low < high`) is never chosen: balanced accuracy counts an abstention as
 wrong, so widening the band below a threshold only loses failures called correctly, and the
 false-success cap depends on the upper bound alone. The band is still (low, high), the shape the
 judge takes, with low == high.
+
+Measured: docs/bench/judge-calibration-local/sweep.md
 """
 
 from __future__ import annotations

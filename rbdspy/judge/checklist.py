@@ -11,9 +11,9 @@ from typing import Any
 
 import dspy
 
-from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge
-from rbdspy.loop.lm_errors import attempt, indeterminate
-from rbdspy.loop.plan import Plan
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan
+from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge, indeterminate
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
 from rbdspy.signatures import JudgeChecklist
 from rbdspy.types import Verdict

@@ -8,9 +8,9 @@ from typing import Any
 
 import dspy
 
-from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge, written_verdict
-from rbdspy.loop.lm_errors import attempt, indeterminate
-from rbdspy.loop.plan import Plan
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan
+from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge, indeterminate, written_verdict
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
 from rbdspy.signatures import JudgeWithConfidence
 

@@ -1,9 +1,9 @@
 """The judge designs, one class each, and `judge_for`, which builds one by name.
 
 Each labels a trajectory success or failure and never lets an LM problem through as a verdict
-(`BaseJudge`, rbdspy/judge/base.py). They were measured against each other on both environment
-families by benchmarks/judge_designs.py; the probability judge won out of distribution and is the
-default (`Judge`):
+(`BaseJudge`, rbdspy/judge/base.py). The probability judge is the default (`Judge`): a small
+model's written verdict is mostly its bias, while the probability it gives "success" still ranks
+trajectories, so it holds up on an environment family it was not tuned on (docs/concepts/judge.md):
 
 - `ProbabilityJudge` ("probability", the default; rbdspy/judge/probability_judge.py): one word
   per short question about the trajectory's end and its list of actions, read as P(success) from

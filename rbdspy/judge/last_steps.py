@@ -7,7 +7,7 @@ most outcomes. The probability judge (rbdspy/judge/probability.py) reads these.
 
 from __future__ import annotations
 
-from rbdspy.roles import OBSERVATION_ROLES
+from rbdspy.core.roles import OBSERVATION_ROLES
 from rbdspy.types import Step, Trajectory
 
 # How many of the last actions are shown, and how much of each observation (the last observations
@@ -15,8 +15,9 @@ from rbdspy.types import Step, Trajectory
 LAST_ACTIONS = 3
 RECENT_ACTIONS = 6  # a longer window: the steps that led up to the end
 LAST_OBSERVATION_CHARS = 600
-# The action list keeps at most this many actions (more than any measured trajectory, 193): the
-# first LISTED_HEAD and the last ones, with a line saying how many were left out between them.
+# The action list keeps at most this many actions, above the longest trajectory of rbdspy's
+# datasets, so that only a runaway one is cut: the first LISTED_HEAD and the last ones, with a
+# line saying how many were left out between them.
 MAX_LISTED_ACTIONS = 200
 LISTED_HEAD = 50
 # Steps that tell the agent something rather than record what it did.

@@ -3,9 +3,9 @@
 A small model's written verdict is mostly its bias: the embedded 1.5B model calls most
 TextWorld-Express failures successes and most ScienceWorld successes failures. The probability it
 gives the first token of "success" against "failure" still ranks trajectories, so this design
-reads that probability (`label_probability`) and applies a threshold chosen by measurement on
-train records (benchmarks/judge_probability_band.py), with a band around it where it abstains
-(`indeterminate`, nothing written).
+reads that probability (`label_probability`) and applies a threshold chosen on labelled train
+records (`DEFAULT_PROBABILITY_BAND`, or a band calibrated on the environment's own trajectories),
+with a band around it where it abstains (`indeterminate`, nothing written).
 
 Each question is one short call that writes one word. The score is the mean of its terms'
 log-odds (a mean, so a term that cannot be asked of a trajectory leaves the scale alone):
@@ -21,9 +21,9 @@ log-odds (a mean, so a term that cannot be asked of a trajectory leaves the scal
 - "progress": the last-steps log-odds minus those of the same question asked one action earlier
   (how much the last action moved the LM towards "success"; not among the default views: the
   windows and the action list rank trajectories better on train records);
-- "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in, and not measured by the
-  benchmark: in an exploration on 40 dev records its best threshold differed between the two
-  environment families, which a threshold chosen on one family cannot follow).
+- "trajectory": `JudgeVerdict` on the whole rendered trajectory (opt-in: its best threshold
+  differs between the two environment families, which a threshold chosen on one family cannot
+  follow).
 
 The default, ("last-action", "last-steps", "recent-steps", "actions"), is four calls of a few
 hundred tokens each, three when the windows show the same steps (a short trajectory: each
@@ -40,6 +40,9 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Gather, Plan
+from rbdspy.judge.base import indeterminate
 from rbdspy.judge.last_steps import (
     LAST_ACTIONS,
     RECENT_ACTIONS,
@@ -48,8 +51,6 @@ from rbdspy.judge.last_steps import (
     last_steps,
     tail_of_text,
 )
-from rbdspy.loop.lm_errors import attempt, indeterminate
-from rbdspy.loop.plan import Gather, Plan
 from rbdspy.types import Trajectory, Verdict
 
 # Questions a view asks: the last-steps question over a window of RECENT_ACTIONS, LAST_ACTIONS or

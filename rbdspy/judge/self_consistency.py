@@ -14,10 +14,10 @@ from typing import Any
 
 import dspy
 
-from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge, written_verdict
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Gather, Plan
+from rbdspy.judge.base import DEFAULT_MAX_CHARS, BaseJudge, indeterminate, written_verdict
 from rbdspy.judge.rationale import rationale_predict
-from rbdspy.loop.lm_errors import attempt, indeterminate
-from rbdspy.loop.plan import Gather, Plan
 from rbdspy.render import DEFAULT_BUDGET_TOKENS
 from rbdspy.types import Verdict
 

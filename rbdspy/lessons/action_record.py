@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rbdspy.core.text import clip
 from rbdspy.maps.experience import experience_of, render_experience
-from rbdspy.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajectory
 
 # How many items a bank that writes action records retrieves: a success's lessons and its record
@@ -26,12 +26,14 @@ from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson, Trajec
 ROUTE_MEMORIES = 3
 
 # How many a bank that records every episode's places retrieves: a map is about the world, not
-# the task, so the way to a thing is often in the record of a dissimilar quest
-# (docs/results/memory.md); the routes agent does not show the block in its prompt.
+# the task, so the way to a thing is often in the record of a dissimilar quest, and more records
+# make a fuller map; the routes agent reads them as a map and does not show the block in its
+# prompt, so they cost it no tokens. Measured:
+# docs/results/memory.md#a-world-that-persists-the-house-stream
 PLACE_MEMORIES = 10
 
 # What Extractor(action_record=...) records: nothing, successes only, every judged episode, or
-# (RECORD_BY_WORLD, spelled "auto", the default) what `rbdspy.loop.auto.auto_for` says for the
+# (RECORD_BY_WORLD, spelled "auto", the default) what `rbdspy.lessons.auto.auto_for` says for the
 # episode's world: every episode played in a world that persists, nothing elsewhere.
 SUCCESSES, EVERY, RECORD_BY_WORLD = True, "every", "auto"
 ACTION_RECORD_MODES = (False, SUCCESSES, EVERY, RECORD_BY_WORLD)

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rbdspy.text import clip
+from rbdspy.core.text import clip
 from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, TITLE_MAX, Lesson
 
 log = logging.getLogger(__name__)

@@ -8,10 +8,10 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan, arun, run
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.lessons.caps import MAX_LESSONS_PER_CONTRAST, check_max_lessons, normalise_lessons
-from rbdspy.loop.lm_errors import attempt
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DISTILLER_BUDGET_TOKENS, EvidenceRenderer, as_renderer
 from rbdspy.signatures import ContrastTrajectories
 from rbdspy.types import Verdict

@@ -6,12 +6,12 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan, arun, run
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.lessons.action_record import EVERY, RECORD_BY_WORLD, action_record, check_mode, scope_of
+from rbdspy.lessons.auto import auto_for
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
-from rbdspy.loop.auto import auto_for
-from rbdspy.loop.lm_errors import attempt
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.extract import WORLD_FACTS_RULE
@@ -50,7 +50,7 @@ class Extractor(dspy.Module):
     still hold in a world that persists, so the routes no longer depend on the judge calling a win
     a win. `"auto"` (the default, what `ReasoningBank(agent, store)` builds) is "every" for an
     episode played in a world that persists (the trajectory names it) and False elsewhere
-    (`rbdspy.loop.auto.auto_for`); False records nothing anywhere (the paper's).
+    (`rbdspy.lessons.auto.auto_for`); False records nothing anywhere (the paper's).
 
     `world_facts=True` tells both extractors that the world persists from task to task, so a
     lesson may also state its facts that the trajectory showed (where a thing is, routes, which

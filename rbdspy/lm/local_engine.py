@@ -23,22 +23,25 @@ usage tracking. Why each piece is here:
   JSON-schema constrained decoding, so typed outputs parse; stray Markdown code fences around
   a reply are removed.
 - No greedy loops. Small models decoding greedily sometimes repeat one sentence until
-  ``max_tokens`` (8 of 60 judge calls of the 1.5B model in our benchmark, each then costing
-  the whole token budget). llama.cpp's DRY sampler, over a short window and reset at
-  newlines, quotes and colons, penalises extending a span that already occurred; it is on by
-  default (``DEFAULT_SAMPLING``; pass ``sampling={}`` to turn it off).
+  ``max_tokens``, and each such call then costs the whole token budget. llama.cpp's DRY
+  sampler, over a short window and reset at newlines, quotes and colons, penalises extending
+  a span that already occurred; it is on by default (``DEFAULT_SAMPLING``; pass
+  ``sampling={}`` to turn it off).
 - Loud errors. A server error becomes an lm15 error carrying the server's own message
   (context overflow -> ContextLengthError, bad request -> InvalidRequestError), never an
   empty string.
 - Short OpenMP spins. llama.cpp's CPU backend meets its threads at an OpenMP barrier after
   every operation, and GNU OpenMP spins there for ~300k iterations before sleeping. On a
   2-core machine where anything else wants a core (the environment simulator, the embedder, a
-  test run), the spinning thread burns the time slice its partner needs: generation of the
-  1.5B model fell from ~22 to 0.5-3 tokens/s in our measurements. ``GOMP_SPINCOUNT=1000``
-  keeps ~22 tokens/s on an idle machine and 4-13 under that contention (``OMP_WAIT_POLICY=
-  PASSIVE`` is as robust but costs ~30% when idle). libgomp reads the variable once, when it
-  is loaded (by xllamacpp, torch or faiss, whichever comes first), so it is set when this
-  module is imported, unless the user set GOMP_SPINCOUNT or OMP_WAIT_POLICY themselves.
+  test run), the spinning thread burns the time slice its partner needs, and generation slows
+  many times over. ``GOMP_SPINCOUNT=1000`` spins briefly enough to hand the core over under
+  that contention and long enough to keep an idle machine's speed (``OMP_WAIT_POLICY=PASSIVE``
+  hands it over too, but sleeps at every barrier and so slows the idle case). libgomp reads
+  the variable once, when it is loaded (by xllamacpp, torch or faiss, whichever comes first),
+  so it is set when this module is imported, unless the user set GOMP_SPINCOUNT or
+  OMP_WAIT_POLICY themselves.
+
+Measured: docs/results/lm.md#embedded-lm-benchmarkslm_benchpy
 """
 
 from __future__ import annotations

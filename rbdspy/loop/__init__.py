@@ -1,19 +1,30 @@
-"""The loop itself: retrieve -> act -> learn, and what every stage runs on.
+"""The loop itself: retrieve -> act -> learn.
 
 - reasoning_bank.py: `ReasoningBank`, the whole loop as one DSPy program, built from its parts.
 - presets.py: the named configurations (`paper_bank`, `default_bank`, `actions_bank`,
   `world_bank`), declared once.
-- auto.py: what "auto" (k, the similarity floor, the action record) means for one task.
 - learner.py: `Learner`, the one place where rbdspy learns (label, distil, consolidate, store,
   record which items were served).
 - retriever.py: `MemoryRetriever`, the items served for a task.
 - agent_io.py: how the bank talks to an arbitrary agent module (its inputs, its trajectory).
-- plan.py: logic written once as a plan, run sync (`forward`) or async (`aforward`).
-- lm_errors.py: the LM error policy (an LM that misbehaves never crashes the loop; a missing one
-  raises `LMSetupError`).
 - compiled_prompts.py: compiled prompts on disk and how a bank picks them up.
 
-The other stages (rbdspy/judge/, rbdspy/lessons/, rbdspy/scaling/) run on plan.py and
-lm_errors.py (the extractor also reads auto.py), and reasoning_bank.py uses them, so this package
-imports none of its modules here; the public names are imported from `rbdspy`.
+The loop runs on rbdspy/core/ (plans, the LM error policy), as every stage does, and uses the
+stages below it (rbdspy/judge/, rbdspy/lessons/, whose auto.py says what "auto" means for a task);
+none of them imports this package. The public names are also imported from `rbdspy`.
 """
+
+from rbdspy.loop.learner import Learner
+from rbdspy.loop.presets import actions_bank, default_bank, paper_bank, world_bank
+from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.loop.retriever import MemoryRetriever
+
+__all__ = [
+    "Learner",
+    "MemoryRetriever",
+    "ReasoningBank",
+    "actions_bank",
+    "default_bank",
+    "paper_bank",
+    "world_bank",
+]

@@ -9,7 +9,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.roles import ASSISTANT_ROLE, USER_ROLE
+from rbdspy.core.roles import ASSISTANT_ROLE, USER_ROLE
 from rbdspy.types import Step, Trajectory
 
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import dspy
 
-from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
+from rbdspy.core.plan import Blocking, Call, Plan, arun, run
 from rbdspy.memory import MemoryStore, make_policy
 from rbdspy.memory.consolidation import ConsolidationPolicy
 from rbdspy.memory.defence import Quarantine

@@ -25,8 +25,8 @@ from typing import Any
 import dspy
 
 from rbdspy.lessons.action_record import RECORD_BY_WORLD, ROUTE_MEMORIES, SUCCESSES
+from rbdspy.lessons.auto import IN_A_WORLD
 from rbdspy.lessons.extractor import Extractor
-from rbdspy.loop.auto import IN_A_WORLD
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
@@ -79,7 +79,7 @@ DEFAULTS = Preset(
     "default",
     "rbdspy's defaults: retrieval by situation with the embedder's similarity floor, utility ranking that "
     "retires harmful items, LM-judge labels; in a world that persists, every episode's actions and places "
-    "stored too and k=10 with no floor (`rbdspy.loop.auto`)",
+    "stored too and k=10 with no floor (`rbdspy.lessons.auto`)",
 )
 # Each judged success also stored as the actions that won it (routes for EnvAgent(suggest=True)); 3
 # items serve the record beside the lessons stored under the same task.
@@ -91,7 +91,7 @@ ACTIONS = Preset(
     action_record=SUCCESSES,
 )
 # A world that persists (a house whose rooms and things stay put): what "auto" resolves to in such a
-# world (`rbdspy.loop.auto.IN_A_WORLD`), for every task.
+# world (`rbdspy.lessons.auto.IN_A_WORLD`), for every task.
 WORLD = Preset(
     "world",
     f"a world that persists: k={IN_A_WORLD.k} with no similarity floor, every episode stored as the actions "

@@ -13,6 +13,8 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.lm_errors import act
+from rbdspy.core.plan import Blocking, Call, Plan, arun, run
 from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import Judge
 from rbdspy.lessons.distiller import ContrastiveDistiller
@@ -20,8 +22,6 @@ from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop import compiled_prompts
 from rbdspy.loop.agent_io import accepts_input, output_fields, task_text, trajectory_of
 from rbdspy.loop.learner import Learner
-from rbdspy.loop.lm_errors import act
-from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore, format_memory_block
 from rbdspy.memory.consolidation import ConsolidationPolicy
@@ -300,7 +300,7 @@ class ReasoningBank(dspy.Module):
         """Seeds the bank from labelled experience before any task is played: demonstrations,
         logs, or `datasets/*-train.jsonl` records. Each example is a `(trajectory, outcome)` pair
         or a record with `.trajectory` and `.label` ("success"/"failure"), like
-        `rbdspy.envs.dataset.LabelledTrajectory`. The labels are trusted (no judge call); lessons
+        `rbdspy.datasets.dataset.LabelledTrajectory`. The labels are trusted (no judge call); lessons
         are distilled by the bank's extractor. Records that carry a split must be from "train":
         a bank measured on dev tasks must never have learned from them.
 

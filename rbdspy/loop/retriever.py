@@ -8,7 +8,7 @@ from typing import Literal
 
 import dspy
 
-from rbdspy.loop.auto import AUTO, MEASURED, auto_for
+from rbdspy.lessons.auto import AUTO, MEASURED, auto_for
 from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
 from rbdspy.memory.store import MemoryStore
 
@@ -16,18 +16,22 @@ RANKINGS = ("similarity", "utility")
 Ranking = Literal["similarity", "utility"]
 QUERY_KINDS = ("situation", "task")
 QueryKind = Literal["situation", "task"]
-# The retrieval defaults (see README, "Memory that helps"): chosen by measurement. The paper's are
-# k=1, "similarity", no floor and the task text as the query (`rbdspy.loop.presets.PAPER`).
+# The retrieval defaults, each a departure from the paper's (k=1, "similarity", no floor and the
+# task text as the query: `rbdspy.loop.presets.PAPER`): utility ranking lets outcomes reorder
+# near-equal candidates and retire a harmful item; the floor serves nothing rather than a lesson
+# from an unrelated task, which costs tokens and can mislead a small model; the situation tells
+# apart tasks made from one template. Measured:
+# docs/results/memory.md#retrieval-that-tells-template-tasks-apart-benchmarksretrieval_benchpy
 DEFAULT_RANKING: Ranking = "utility"
 DEFAULT_MIN_SIMILARITY: float | None | Literal["auto"] = AUTO
 DEFAULT_QUERY: QueryKind = "situation"
 CANDIDATE_POOL = 16  # similar items re-ranked per query (doubled while retired ones crowd it)
-# How much the situation's similarity adds to the task's (see README, "Retrieval"): enough to
-# order candidates whose task texts are identical (one template, many games), too little to
-# overturn a clearly better task match.
+# How much the situation's similarity adds to the task's: enough to order candidates whose task
+# texts are identical (one template, many games), too little to overturn a clearly better task
+# match.
 SITUATION_WEIGHT = 0.1
-# Similarity floors measured per embedder (benchmarks/retrieval_bench.py on the train split: the
-# floor that keeps every serve of a seen task type and refuses most serves of unseen ones).
+# Similarity floors measured per embedder on the train split, each the floor that keeps every
+# serve of a seen task type and refuses most serves of unseen ones.
 # "auto" uses the embedder's measured floor, and no floor for an embedder not measured here:
 # cosine scales differ between embedders, so one number cannot fit them all.
 MEASURED_FLOORS = {"sentence-transformers/all-MiniLM-L6-v2": 0.7}
@@ -64,7 +68,7 @@ class MemoryRetriever(dspy.Module):
         store: the `MemoryStore` to serve from (the bank's own).
         k: items served per task (0 disables retrieval). "auto" (the default): 1, the paper's
             best, except for a task the caller says is in a world that persists (`world`): 10
-            there, as a map is about the world rather than the task (`rbdspy.loop.auto`).
+            there, as a map is about the world rather than the task (`rbdspy.lessons.auto`).
         ranking: "utility" (the default): similarity joined with each item's usefulness learned
             from the outcomes of the tasks it was served on (`memory/ranking.py`); a bank whose
             retriever ranks so retires an item that is confidently harmful (kept, no longer

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Experience, ExperienceStep, Trajectory
 
 

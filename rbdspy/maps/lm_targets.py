@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dspy
 
-from rbdspy.loop.lm_errors import raise_if_setup_error
+from rbdspy.core.lm_errors import raise_if_setup_error
 from rbdspy.maps.targets import Target, named_targets, task_targets
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.signatures.maps import ChooseTaskTargets

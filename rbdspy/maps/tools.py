@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 import dspy
 
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.envs.base import (
     Environment,
     TaskRef,
@@ -35,7 +36,6 @@ from rbdspy.envs.base import (
 )
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.world_map import WorldMap
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.types import Experience, Step, Trajectory
 
 MAX_LISTED = 40  # admissible actions shown in a tool's answer

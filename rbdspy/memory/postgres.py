@@ -66,8 +66,7 @@ _SCHEMA = (
     )""",
     # Vectors stay in the row, uncompressed: a 384-d pair is ~3 KB, over the 2 KB at which
     # PostgreSQL would otherwise move one out of line, and every exact scan would then read it
-    # back from the TOAST table (an exact scan of 10k rows took 22 ms that way and 8.7 ms with the
-    # vectors inline, in a one-off measurement on 2 cores, not a benchmarks/ script).
+    # back from the TOAST table, one more lookup per row.
     "ALTER TABLE rbdspy_items SET (toast_tuple_target = 8160)",
     "ALTER TABLE rbdspy_items ALTER COLUMN task_vec SET STORAGE MAIN",
     "ALTER TABLE rbdspy_items ALTER COLUMN item_vec SET STORAGE MAIN",

@@ -27,11 +27,11 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.dataset import LabelledTrajectory, load_records
+from rbdspy.core.roles import AGENT_ROLE, ASSISTANT_ROLE
+from rbdspy.datasets.dataset import LabelledTrajectory, load_records
 from rbdspy.judge.trajectory_text import as_judged, render_trajectory
 from rbdspy.optimizers.literals import action_verbs, trajectory_literals
 from rbdspy.render import as_renderer
-from rbdspy.roles import AGENT_ROLE, ASSISTANT_ROLE
 
 DEFAULT_MAX_CHARS = 6000
 AGENT_ROLES = (AGENT_ROLE, ASSISTANT_ROLE)

@@ -54,10 +54,10 @@ log = logging.getLogger(__name__)
 OPTIMIZERS = ("gepa", "miprov2", "bootstrap", "labeled", "pool")
 TARGETS = ("judge", "extractors")
 
-# Seconds per call assumed for the embedded local model on 2 cores (a judge call on the dev
-# records measured at ~28 s under JSONAdapter during the MIPROv2 default compile; an extraction
-# writes ~3x the tokens; a proposal/reflection call reads a long prompt and writes an
-# instruction). Used only for the up-front estimate and the default sizes.
+# Seconds per call assumed for the embedded local model on 2 cores, used only for the up-front
+# estimate and the default sizes: a judge call reads a trajectory and writes a short verdict; an
+# extraction writes several times its tokens; a proposal/reflection call reads a long prompt and
+# writes an instruction. Measured: docs/guides/compile.md#rbdspy-compile (the default sizes).
 SECONDS_PER_CALL = {"judge": 28.0, "extractors": 45.0, "proposal": 60.0}
 TIME_LIMIT_S = 45 * 60
 POOL_CANDIDATES = 1 + len(JUDGE_POOL)  # the current instruction and each written strategy

@@ -41,15 +41,12 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rbdspy.core.roles import OBSERVATION_ROLES
 from rbdspy.render.budget import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, Rendering, estimate_tokens
-from rbdspy.render.by_characters import POINTER_MIN_CHARS
 from rbdspy.render.layout import Item, Layout, Run
-from rbdspy.roles import OBSERVATION_ROLES
-
-if TYPE_CHECKING:
-    from rbdspy.types import Trajectory
+from rbdspy.types import POINTER_MIN_CHARS, Trajectory
 
 _STATUS_SHARE = 0.75  # a line in at least this share of the distinct observations is a status line
 _STATUS_MIN_OBSERVATIONS = 3

@@ -22,9 +22,10 @@ from typing import Any, Literal
 
 import dspy
 
+from rbdspy.core.lm_errors import configured_lm
+from rbdspy.core.plan import Blocking, Call, Gather, Plan, arun, run
+from rbdspy.judge.base import indeterminate
 from rbdspy.loop import compiled_prompts
-from rbdspy.loop.lm_errors import configured_lm, indeterminate
-from rbdspy.loop.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
 from rbdspy.scaling.ray_rollouts import check_agent, remote_rollouts
 from rbdspy.scaling.refiner import TrajectoryRefiner, without_refinements

@@ -20,7 +20,7 @@ from typing import Any
 import dspy
 from dspy.clients import base_lm
 
-from rbdspy.loop.plan import run
+from rbdspy.core.plan import run
 from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
 from rbdspy.scaling.rollout import Rollout, rollout_plan
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dspy
 
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan, arun, run
+from rbdspy.core.text import clip
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.loop.lm_errors import attempt
-from rbdspy.loop.plan import Plan, arun, run
 from rbdspy.signatures import RefineTrajectory
-from rbdspy.text import clip
 from rbdspy.types import Step, Trajectory
 
 REFINEMENT_ROLE = "refinement"

@@ -27,9 +27,9 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.lm_errors import LMSetupError, act
+from rbdspy.core.plan import Plan
 from rbdspy.loop.agent_io import output_fields, trajectory_of
-from rbdspy.loop.lm_errors import LMSetupError, act
-from rbdspy.loop.plan import Plan
 from rbdspy.types import Trajectory, Verdict
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import dspy
 
-from rbdspy.loop.lm_errors import attempt
-from rbdspy.loop.plan import Plan, arun, run
+from rbdspy.core.lm_errors import attempt
+from rbdspy.core.plan import Plan, arun, run
 from rbdspy.scaling.rollout import step_count
 from rbdspy.signatures import SelectBestTrajectory
 from rbdspy.types import Trajectory, Verdict

@@ -18,7 +18,7 @@ def _demo_env(name: str, package: str):
     pytest.importorskip(package)
     if shutil.which("java") is None:
         pytest.skip("Java is not installed")
-    from rbdspy.demo import open_demo_env
+    from rbdspy.envs.task_sets import open_demo_env
 
     env = open_demo_env(name)
     yield env

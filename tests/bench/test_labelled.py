@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from rbdspy.bench.labelled import labelled_from_run
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.cli import app
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.judge.trajectory_text import AGENT_FINAL_ANSWER
 
 

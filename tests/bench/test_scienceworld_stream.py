@@ -10,7 +10,7 @@ from rbdspy.bench.records import arm_path, read_records
 
 
 def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
-    from rbdspy.demo import SW_DEMO_TYPES
+    from rbdspy.envs.task_sets import SW_DEMO_TYPES
     from rbdspy.memory.embedders import HashEmbedder
 
     out = tmp_path / "run"

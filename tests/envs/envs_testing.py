@@ -7,6 +7,8 @@ the builder's discard path needs); anything outside the vocabulary is an unknown
 
 from __future__ import annotations
 
+import pytest
+
 from rbdspy.envs.base import EnvironmentBase, Observation, StepResult, TaskRef, interleave
 
 UNKNOWN = "No known action matches that input."
@@ -101,3 +103,9 @@ class SequenceEnv(EnvironmentBase):
 
     def close(self):
         self.closed = True
+
+
+@pytest.fixture
+def fake_env():
+    """A fresh SequenceEnv (each folder's conftest.py imports this fixture)."""
+    return SequenceEnv()

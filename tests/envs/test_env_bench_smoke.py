@@ -26,7 +26,7 @@ def test_env_bench_agent_rows_count_steps_and_successes():
     from dspy.utils import DummyLM
 
     from benchmarks import env_bench as module
-    from rbdspy.demo import demo_tasks, open_demo_env
+    from rbdspy.envs.task_sets import demo_tasks, open_demo_env
 
     with open_demo_env("twx") as env:
         gold = env.gold_path(demo_tasks(env, 1)[0])

@@ -13,7 +13,7 @@ import pytest
 from judge_testing import signal_lm
 
 import rbdspy
-from rbdspy.envs.dataset import LabelledTrajectory, write_records
+from rbdspy.datasets.dataset import LabelledTrajectory, write_records
 from rbdspy.judge import Judge, judge_for
 from rbdspy.judge.calibration import Calibration, CalibrationWarning, choose_band
 from rbdspy.judge.probability_judge import DEFAULT_PROBABILITY_BAND

@@ -10,6 +10,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
+from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.judge import (
     JUDGE_DESIGNS,
     BaseJudge,
@@ -20,7 +21,6 @@ from rbdspy.judge import (
     SelfConsistencyJudge,
     judge_for,
 )
-from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.types import Step, Trajectory
 
 TRAJ = Trajectory(

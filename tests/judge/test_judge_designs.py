@@ -11,6 +11,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
+from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.judge import (
     JUDGE_DESIGNS,
     BaseJudge,
@@ -24,7 +25,6 @@ from rbdspy.judge import (
 )
 from rbdspy.judge.self_consistency import majority_verdict
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
-from rbdspy.loop.lm_errors import LMSetupError
 from rbdspy.render import NOT_SHOWN_RULE, EvidenceRenderer
 from rbdspy.types import Step, Trajectory, Verdict
 

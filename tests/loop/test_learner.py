@@ -252,7 +252,7 @@ def test_judge_fail_answers_are_failures_for_the_judge(store):
 
 
 def test_learn_from_seeds_the_bank_from_labelled_records_without_a_judge(store):
-    from rbdspy.envs.dataset import LabelledTrajectory
+    from rbdspy.datasets.dataset import LabelledTrajectory
 
     lm = RolloutLM(script(extract=lessons("Seeded lesson")))
     dspy.configure(lm=lm)

@@ -25,9 +25,9 @@ from rbdspy.bench.baselines import (
     WorkflowMemory,
 )
 from rbdspy.judge import RationaleJudge
+from rbdspy.lessons.auto import DEFAULT_K, IN_A_WORLD, IN_NO_WORLD, WORLD_K, auto_for
 from rbdspy.lessons.extractor import mode_for
 from rbdspy.loop import presets
-from rbdspy.loop.auto import DEFAULT_K, IN_A_WORLD, IN_NO_WORLD, WORLD_K, auto_for
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.render import EvidenceRenderer
 from rbdspy.types import Step, Trajectory

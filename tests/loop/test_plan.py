@@ -1,4 +1,4 @@
-"""The plan engine under every module (rbdspy/loop/plan.py): a generator yields Call, Blocking and
+"""The plan engine under every module (rbdspy/core/plan.py): a generator yields Call, Blocking and
 Gather requests and receives their results; `run` performs them in place, `arun` awaits them
 (module.acall, a worker thread, asyncio.gather), and an exception raised while performing a
 request is thrown back into the plan at its `yield`."""
@@ -12,7 +12,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.loop.plan import Blocking, Call, Gather, arun, run
+from rbdspy.core.plan import Blocking, Call, Gather, arun, run
 
 WAIT_S = 5  # a concurrency test that fails fails with a timeout, not a hang
 

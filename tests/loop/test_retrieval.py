@@ -6,7 +6,7 @@ import pytest
 from matts_testing import RolloutLM, lessons
 
 from rbdspy import MemoryItem, MemoryStore, Provenance, ReasoningBank, Verdict
-from rbdspy.loop.plan import run
+from rbdspy.core.plan import run
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.memory.ranking import MIN_BASE_EPISODES, MIN_EVIDENCE
@@ -172,7 +172,7 @@ def test_the_auto_floor_is_the_one_measured_for_the_embedder(tmp_path):
 
 
 def test_auto_k_and_floor_serve_a_task_in_a_world_that_persists_more_and_without_a_floor(tmp_path):
-    from rbdspy.loop.auto import DEFAULT_K, WORLD_K
+    from rbdspy.lessons.auto import DEFAULT_K, WORLD_K
     from rbdspy.loop.retriever import MEASURED_FLOORS
 
     with MemoryStore(tmp_path / "bank", embedder=NamedLikeMiniLM()) as store:

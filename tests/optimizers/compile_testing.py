@@ -6,7 +6,7 @@ from dspy.clients.engines.dummy_engine import AsyncDummyEngine, DummyEngine
 from dspy.lm15 import Message, Response, TextPart, Usage
 from dspy.utils import DummyLM
 
-from rbdspy.envs.dataset import Cause, LabelledTrajectory
+from rbdspy.datasets.dataset import Cause, LabelledTrajectory
 from rbdspy.types import Step, Trajectory
 
 GOLD = ["open cupboard", "take brass key", "move to kitchen", "unlock chest with brass key", "open chest"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from compile_testing import records
 
-from rbdspy.envs.dataset import write_records
+from rbdspy.datasets.dataset import write_records
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import rbdspy
 import rbdspy.lm
 from rbdspy.cli import app, seams
-from rbdspy.envs.dataset import LabelledTrajectory, write_records
+from rbdspy.datasets.dataset import LabelledTrajectory, write_records
 from rbdspy.judge import RationaleJudge
 from rbdspy.judge.judge import DEFAULT_PROBABILITY_BAND
 from rbdspy.optimizers.calibrate import calibrate_judge

@@ -5,7 +5,7 @@ import pytest
 from compile_testing import GOLD, record, records
 from dspy.utils import DummyLM
 
-from rbdspy.envs.dataset import Cause, write_records
+from rbdspy.datasets.dataset import Cause, write_records
 from rbdspy.judge import RationaleJudge
 from rbdspy.judge.trajectory_text import render_trajectory
 from rbdspy.lessons.extractor import Extractor

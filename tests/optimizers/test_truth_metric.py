@@ -9,7 +9,7 @@ import dspy
 import pytest
 from compile_testing import record
 
-from rbdspy.envs.dataset import load_records
+from rbdspy.datasets.dataset import load_records
 from rbdspy.envs.textworld_facts import HouseFacts
 from rbdspy.optimizers.examples import extractor_example
 from rbdspy.optimizers.metrics import combine, lesson_parts, make_extractor_metric

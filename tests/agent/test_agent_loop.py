@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.envs import EnvAgent
-from rbdspy.envs.agent_loop import (
-    AGENT_VARIANTS,
+from rbdspy.agent import EnvAgent
+from rbdspy.agent.agent_loop import (
     AIDS_OFF,
-    agent_options,
+    PERSISTENT_WORLD_AIDS,
     focus_order,
     state_key,
     status_line,
@@ -74,7 +73,7 @@ def test_without_the_guard_a_repeat_is_played(house):
     move = next(a for a in first.admissible if a.startswith("go "))
     back = f"go {REVERSE[move.split()[1]]}"
     with dspy.context(lm=_lm(move, back, move)):
-        pred = EnvAgent(house, max_steps=3, **agent_options("plain"))(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, **AIDS_OFF)(task="t", task_id=TASK)
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == [move, back, move]
     assert "repeats_reasked" not in pred.trajectory.metadata
 
@@ -89,7 +88,7 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     assert f"[You are in the {start}; you carry: nothing; rooms visited: {start}]" in _prompt(lm, 0)
     lm = _lm("look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, **agent_options("plain"))(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, **AIDS_OFF)(task="t", task_id=TASK)
     assert "[You are in" not in _prompt(lm, 0)
 
 
@@ -176,7 +175,7 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
 def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_status():
     from types import SimpleNamespace
 
-    from rbdspy.envs.agent_loop import status_of
+    from rbdspy.agent.agent_loop import status_of
     from rbdspy.envs.base import Whereabouts
 
     here = Whereabouts(place="kitchen", in_view=["stove"], carrying=["orange", "axe"])
@@ -187,13 +186,10 @@ def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_stat
     assert status_of(own, here) == {"location": "attic", "inventory": "a key"}
 
 
-def test_helpers_and_variants():
+def test_helpers():
     assert status_line(None, []) == ""
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
     assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
-    assert agent_options("loop") == {**AIDS_OFF, "status_line": True, "repeat_guard": True}
-    assert agent_options("plain") == AIDS_OFF and agent_options("auto") == {}  # auto: the environment's
-    assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest", "focus", "full"}
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
     assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
     assert focus_order(actions, "Open the hatch.") == actions
@@ -214,14 +210,12 @@ def test_helpers_and_variants():
     assert task_action(["take book from armchair"], "Take the book.") == "take book from armchair"
     assert task_action(["drop grape", "examine grape"], "Eat the grape.") is None
     assert task_action(actions, "") is None
-    with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
-        agent_options("smart")
 
 
 def test_an_agent_left_to_its_defaults_plays_the_routes_aids_in_a_world_that_persists_only(house):
     from envs_testing import SequenceEnv
 
-    routes = agent_options("routes")
+    routes = PERSISTENT_WORLD_AIDS
     assert vars(EnvAgent(house).aids_for(TASK)) == routes  # the house names its world
     assert vars(EnvAgent(SequenceEnv()).aids_for("fake/box/dev/4")) == AIDS_OFF  # its tasks share none
     # An aid given is kept either way; only those left as None follow the environment.

@@ -2,7 +2,8 @@
 
 import pytest
 
-from rbdspy.envs import Cause, LabelledTrajectory, load_records, play, write_records
+from rbdspy.datasets import Cause, LabelledTrajectory, load_records, write_records
+from rbdspy.envs import play
 
 
 def _records(env):
@@ -86,7 +87,7 @@ def _labelled(task_type, label, n, split="train"):
 
 
 def test_seeding_sample_takes_a_win_and_a_loss_per_type_from_train_only():
-    from rbdspy.envs.dataset import seeding_sample
+    from rbdspy.datasets.dataset import seeding_sample
 
     records = [
         _labelled("coin", "failure", 1),

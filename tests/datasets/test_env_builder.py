@@ -4,8 +4,10 @@ import dspy
 import pytest
 from envs_testing import SequenceEnv
 
-from rbdspy.envs import EnvAgent, build_dataset, load_records, play
-from rbdspy.envs import builder as builder_module
+from rbdspy.agent import EnvAgent
+from rbdspy.datasets import build_dataset, load_records
+from rbdspy.datasets import builder as builder_module
+from rbdspy.envs import play
 
 
 def test_balanced_interleaved_and_every_record_replays(tmp_path, fake_env):

@@ -5,7 +5,7 @@ Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps
 `go north` / `go south` or taking and dropping the same object, so it rarely reached a state
 where any memory could matter. Each aid is an option of `EnvAgent` (`status_line`, `repeat_guard`,
 `suggest`, `focus`, `show_memory`), measured on the house stream with and without it
-(`AGENT_VARIANTS`, `rbdspy bench --agent`).
+(the named variants of `rbdspy.bench.agent_variants`, `rbdspy bench --agent`).
 
 - Status line: "[You are in the canteen; you carry: a berry; rooms visited: studio, canteen]"
   above the observation, from the environment's `status()` (TextWorld houses have one; an
@@ -158,42 +158,22 @@ AIDS_OFF: dict[str, bool] = {
     "show_memory": True,
 }
 
-# Named EnvAgent configurations for `rbdspy bench --agent`: what the loop aids are measured as.
-# Each names the aids it turns on; the others are off. "auto" leaves each to the environment
-# (`aids_for`).
-AGENT_VARIANTS: dict[str, dict[str, bool]] = {
-    "auto": {},
-    "plain": {},
-    "status": {"status_line": True},
-    "guard": {"repeat_guard": True},
-    "loop": {"status_line": True, "repeat_guard": True},
-    "suggest": {"suggest": True},
-    "loop-suggest": {"status_line": True, "repeat_guard": True, "suggest": True},
-    "focus": {"focus": True},
-    "full": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True},
-    # Memory only as suggested actions: the block itself is not in the prompt.
-    "routes": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True, "show_memory": False},
-}
-AUTO_VARIANT = "auto"
-
-# What EnvAgent plays with, aid by aid, where it is not told: in a world that persists the routes
-# variant, the one under which memory lifted the agent there (docs/results/memory.md: the bare
+# What EnvAgent plays with, aid by aid, where it is not told: in a world that persists every aid
+# but the memory block in view (the benchmark's "routes" variant, `rbdspy.bench.agent_variants`),
+# the configuration under which memory lifted the agent there (docs/results/memory.md: the bare
 # agent's wins went up with it, and a bank's routes reach the agent only through it); elsewhere
-# none, as on the environments whose tasks share no world the aids were never measured.
-PERSISTENT_WORLD_VARIANT = "routes"
-
-
-def agent_options(variant: str) -> dict[str, bool]:
-    """EnvAgent's options for a named variant: every aid set ({} for "auto": the environment's)."""
-    if variant not in AGENT_VARIANTS:
-        raise ValueError(f"unknown agent variant {variant!r}; choose one of {', '.join(AGENT_VARIANTS)}")
-    if variant == AUTO_VARIANT:
-        return {}
-    return {**AIDS_OFF, **AGENT_VARIANTS[variant]}
+# none (`AIDS_OFF`), as on the environments whose tasks share no world the aids were never measured.
+PERSISTENT_WORLD_AIDS: dict[str, bool] = {
+    "status_line": True,
+    "repeat_guard": True,
+    "suggest": True,
+    "focus": True,
+    "show_memory": False,
+}
 
 
 def aids_for(chosen: dict[str, bool | None], persistent: bool) -> dict[str, bool]:
     """Each aid as chosen, or where it is None, as an episode in a world that persists
     (`persistent`) or elsewhere plays it by default."""
-    by_default = agent_options(PERSISTENT_WORLD_VARIANT) if persistent else AIDS_OFF
+    by_default = PERSISTENT_WORLD_AIDS if persistent else AIDS_OFF
     return {name: by_default[name] if chosen.get(name) is None else bool(chosen[name]) for name in AIDS_OFF}

@@ -39,8 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rbdspy.datasets.dataset import PERTURBED_KINDS, Cause, LabelledTrajectory, ProvenanceKind
 from rbdspy.envs.base import Environment, Split, TaskRef, actions_of, interleave, play
-from rbdspy.envs.dataset import PERTURBED_KINDS, Cause, LabelledTrajectory, ProvenanceKind
 from rbdspy.types import Trajectory
 
 # Actions that only read the world: dropping one cannot make a task fail, so they are not picked.

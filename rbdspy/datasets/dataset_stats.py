@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from rbdspy.envs.dataset import LabelledTrajectory, iter_records
+from rbdspy.datasets.dataset import LabelledTrajectory, iter_records
 
 
 def _split_of(path: Path, records: Sequence[LabelledTrajectory]) -> str:

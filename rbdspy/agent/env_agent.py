@@ -36,8 +36,8 @@ from typing import Any
 
 import dspy
 
-from rbdspy.envs.action_choice import choice_among, choose_admissible
-from rbdspy.envs.agent_loop import (
+from rbdspy.agent.action_choice import choice_among, choose_admissible
+from rbdspy.agent.agent_loop import (
     AIDS_OFF,
     aids_for,
     focus_order,
@@ -47,6 +47,10 @@ from rbdspy.envs.agent_loop import (
     status_of,
     task_action,
 )
+from rbdspy.core.lm_errors import raise_if_setup_error
+from rbdspy.core.plan import Blocking, Call, Plan, arun, run
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
+from rbdspy.core.text import clip
 from rbdspy.envs.base import (
     Environment,
     StepResult,
@@ -57,13 +61,9 @@ from rbdspy.envs.base import (
     whereabouts_note,
     world_of,
 )
-from rbdspy.envs.signature import NextAction
-from rbdspy.loop.lm_errors import raise_if_setup_error
-from rbdspy.loop.plan import Blocking, Call, Plan, arun, run
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.world_map import WorldMap
-from rbdspy.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
-from rbdspy.text import clip
+from rbdspy.signatures.act import NextAction
 from rbdspy.types import Experience, Step, Trajectory, situation_text
 
 DEFAULT_MAX_STEPS = 30

@@ -1,6 +1,6 @@
 """The environment agent's prompt: pick the next action.
 
-Kept apart from the loop (`agent.py`) because it is what optimizers rewrite. Inputs are plain
+Kept apart from the agent (`rbdspy/agent/env_agent.py`) because it is what optimizers rewrite. Inputs are plain
 text, already windowed and capped by the agent, so one call stays around 1-2k tokens for a small
 local model: the task, the memory block, the last few steps, the current observation and a
 capped list of admissible actions.

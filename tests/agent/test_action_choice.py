@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from rbdspy.envs.action_choice import choose_admissible, fits_template, is_template
-from rbdspy.envs.agent import clean_action
+from rbdspy.agent.action_choice import choose_admissible, fits_template, is_template
+from rbdspy.agent.env_agent import clean_action
 
 # A TextWorld room: every action the world understands is listed.
 ROOM = [

@@ -23,7 +23,7 @@ marked "(memory)" as it is printed.
 
 The task sets (quests of one house, small TextWorld-Express games, short ScienceWorld task types
 interleaved so that every task after the first round has a lesson from its own kind to retrieve)
-live in rbdspy/envs/task_sets.py, which `rbdspy bench` plays too; its names are re-exported here.
+live in rbdspy/envs/task_sets.py (`open_demo_env`, `demo_tasks`), which `rbdspy bench` plays too.
 """
 
 from __future__ import annotations
@@ -37,25 +37,20 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from rbdspy.envs import EnvAgent
-from rbdspy.envs import agent as agent_module
-from rbdspy.envs.task_sets import DEMO_ENVS, SW_DEMO_TYPES, TWX_DEMO_PARAMS, demo_tasks, open_demo_env
-from rbdspy.loop.lm_errors import LMSetupError
+from rbdspy.agent import EnvAgent
+from rbdspy.agent import env_agent as agent_module
+from rbdspy.core.lm_errors import LMSetupError
+from rbdspy.core.roles import AGENT_ROLE, ERROR_ROLE
+from rbdspy.core.text import clip
+from rbdspy.envs.task_sets import demo_tasks, open_demo_env
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
-from rbdspy.roles import AGENT_ROLE, ERROR_ROLE
 from rbdspy.scaling.matts import MaTTS
-from rbdspy.text import clip
 
 __all__ = [
-    "DEMO_ENVS",
     "MATTS_MODES",
-    "SW_DEMO_TYPES",
-    "TWX_DEMO_PARAMS",
-    "demo_tasks",
     "failed_everywhere",
-    "open_demo_env",
     "print_summary",
     "run_demo",
 ]

@@ -7,15 +7,19 @@ the agent (its `world(...)` method, EnvAgent's), the extractor asks the trajecto
 metadata names, `action_record.scope_of`); both then read the answer here.
 
 - In no such world: one item (the paper's best), the floor measured for the store's embedder, no
-  action record (where the tasks share no world, a record was never measured to help).
+  action record (where the tasks share no world, where one episode went is no map for the next:
+  a record would only cost tokens).
 - In a world that persists: a map is about the world, not the task, so the way to a thing is
   often in the record of a dissimilar task: `WORLD_K` items, no similarity floor, and every
-  episode recorded as where it went and what it saw (on world 1 of the house stream the bank
-  configured so won 38 of 40 measured quests, docs/results/memory.md). The `world_bank` preset
-  (`rbdspy.loop.presets`) is this configuration for every task.
+  episode recorded as where it went and what it saw (a failed episode's places are facts of the
+  world too). The `world_bank` preset (`rbdspy.loop.presets`) is this configuration for every
+  task.
 
-Like `plan.py`, it imports nothing of the loop (only `rbdspy.lessons.action_record`'s constants),
-so the extractor and the retriever both read it.
+It lives with the lessons stage, beside the action record whose constants it reads
+(`rbdspy.lessons.action_record`), so that the extractor (here) and the retriever (rbdspy/loop/,
+above) both read it and neither imports upwards.
+
+Measured: docs/results/memory.md#a-world-that-persists-the-house-stream
 """
 
 from __future__ import annotations

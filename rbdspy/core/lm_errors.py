@@ -14,8 +14,7 @@ import logging
 import dspy
 from dspy.utils import exceptions as dspy_errors
 
-from rbdspy.loop.plan import Call, Plan
-from rbdspy.types import Verdict
+from rbdspy.core.plan import Call, Plan
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +84,3 @@ def act(agent, inputs: dict, lm: dspy.BaseLM | None = None) -> Plan:
     except Exception as error:
         raise_if_setup_error(error)
         raise
-
-
-def indeterminate(what: str, error: BaseException | None = None) -> Verdict:
-    """The verdict of a judge that could not decide (`what` went wrong, with the error if any)."""
-    detail = f": {type(error).__name__}: {error}" if error else ""
-    return Verdict(label="indeterminate", rationale=f"{what}{detail}"[:500])

@@ -6,8 +6,9 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.envs import EnvAgent, actions_of
-from rbdspy.envs.agent import clean_action
+from rbdspy.agent import EnvAgent
+from rbdspy.agent.env_agent import clean_action
+from rbdspy.envs import actions_of
 from rbdspy.loop.agent_io import accepts_input
 
 TASK_ID = "fake/lamp/train/0"

@@ -1,0 +1,23 @@
+"""rbdspy.agent: the agent that plays an environment (`rbdspy.envs`) task.
+
+    from rbdspy.agent import EnvAgent          # or rbdspy.EnvAgent
+    from rbdspy.envs import make_env
+    agent = EnvAgent(make_env("twx"), max_steps=30)
+    tid = agent.env.tasks("train", limit=1)[0].id
+    pred = agent(task=agent.describe(tid), task_id=tid)
+    pred.trajectory.outcome                   # the environment's verdict
+
+- env_agent.py: `EnvAgent`, one `dspy.Predict(NextAction)` call per step, a ground-truth labelled
+  trajectory out; `StepEvent`, what an `on_step` watcher is told.
+- agent_loop.py: the aids to the agent's own loop (status line, repeat guard, suggested action,
+  task focus, memory out of sight), each an `EnvAgent` option, and where each is on by default.
+- action_choice.py: which admissible action an LM's answer meant.
+
+Its prompt is `rbdspy.signatures.act.NextAction`. It plays the adapters of rbdspy/envs/ and reads
+the maps of rbdspy/maps/; neither imports it. The benchmark's named aid variants are
+`rbdspy.bench.agent_variants`.
+"""
+
+from rbdspy.agent.env_agent import EnvAgent, StepEvent
+
+__all__ = ["EnvAgent", "StepEvent"]
