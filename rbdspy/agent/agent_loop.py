@@ -37,7 +37,9 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -149,31 +151,58 @@ def repeat_note(action: str) -> str:
     )
 
 
-# The aids, each an EnvAgent option, and their values when off (the memory block in view).
-AIDS_OFF: dict[str, bool] = {
-    "status_line": False,
-    "repeat_guard": False,
-    "suggest": False,
-    "focus": False,
-    "show_memory": True,
-}
+@dataclass(frozen=True)
+class Aids:
+    """The aids to the agent's own loop, each on or off (see the module's docstring). The
+    defaults are none, with the memory block in the prompt (`NO_AIDS`)."""
 
-# What EnvAgent plays with, aid by aid, where it is not told: in a world that persists every aid
-# but the memory block in view (the benchmark's "routes" variant, `rbdspy.bench.agent_variants`),
-# the configuration under which memory lifted the agent there (docs/results/memory.md: the bare
-# agent's wins went up with it, and a bank's routes reach the agent only through it); elsewhere
-# none (`AIDS_OFF`), as on the environments whose tasks share no world the aids were never measured.
-PERSISTENT_WORLD_AIDS: dict[str, bool] = {
-    "status_line": True,
-    "repeat_guard": True,
-    "suggest": True,
-    "focus": True,
-    "show_memory": False,
-}
+    status_line: bool = False
+    repeat_guard: bool = False
+    suggest: bool = False
+    focus: bool = False
+    show_memory: bool = True
+
+    def replace(self, **changes: bool) -> Aids:
+        """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""
+        return dataclasses.replace(self, **_checked(changes))
 
 
-def aids_for(chosen: dict[str, bool | None], persistent: bool) -> dict[str, bool]:
-    """Each aid as chosen, or where it is None, as an episode in a world that persists
-    (`persistent`) or elsewhere plays it by default."""
-    by_default = PERSISTENT_WORLD_AIDS if persistent else AIDS_OFF
-    return {name: by_default[name] if chosen.get(name) is None else bool(chosen[name]) for name in AIDS_OFF}
+NO_AIDS = Aids()
+# In a world that persists every aid but the memory block in view: a bank's map reaches the agent
+# only as the steps it offers, so a small model cannot copy actions from a sequence about something
+# else, and the loop aids keep it out of the loops that kept it from the states memory could help in.
+WORLD_AIDS = Aids(status_line=True, repeat_guard=True, suggest=True, focus=True, show_memory=False)
+
+
+@dataclass(frozen=True)
+class AidsByWorld:
+    """Aids chosen per task: `persistent` on a task in a world that persists (the environment's
+    `world_of` names one), `elsewhere` on the others."""
+
+    persistent: Aids = WORLD_AIDS
+    elsewhere: Aids = NO_AIDS
+
+    def replace(self, **changes: bool) -> AidsByWorld:
+        """The same change made to the aids of both kinds of task."""
+        return AidsByWorld(self.persistent.replace(**changes), self.elsewhere.replace(**changes))
+
+    def for_task(self, persistent: bool) -> Aids:
+        return self.persistent if persistent else self.elsewhere
+
+
+# What EnvAgent plays with where it is not told: every aid in a world that persists, none elsewhere
+# (the environments whose tasks share no world, where the aids were not measured).
+DEFAULT_AIDS = AidsByWorld()
+AID_NAMES = tuple(field.name for field in dataclasses.fields(Aids))
+
+
+def _checked(changes: dict[str, bool]) -> dict[str, bool]:
+    unknown = set(changes) - set(AID_NAMES)
+    if unknown:
+        raise ValueError(f"unknown aid(s) {sorted(unknown)}; aids: {', '.join(AID_NAMES)}")
+    return {name: bool(value) for name, value in changes.items()}
+
+
+def aids_for(aids: Aids | AidsByWorld, persistent: bool) -> Aids:
+    """The aids an episode plays with: `aids` as given, or, chosen per task, those of its kind."""
+    return aids.for_task(persistent) if isinstance(aids, AidsByWorld) else aids

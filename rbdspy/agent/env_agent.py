@@ -31,14 +31,15 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import dspy
 
 from rbdspy.agent.action_choice import choice_among, choose_admissible
 from rbdspy.agent.agent_loop import (
-    AIDS_OFF,
+    DEFAULT_AIDS,
+    Aids,
+    AidsByWorld,
     aids_for,
     focus_order,
     repeat_note,
@@ -363,23 +364,23 @@ class EnvAgent(dspy.Module):
         on_step: called with a `StepEvent` after each step (an action played, or an LM error),
             in the thread that plays the episode. It only watches: what it returns is ignored,
             and what it raises ends the episode. Copies of the agent call the same hook.
-        status_line, repeat_guard, suggest, focus, show_memory: the aids to the agent's loop
-            (agent_loop.py). Each left as None is the environment's: on a task in a world that
-            persists (the environment's `world_of` names one) the `routes` variant, measured
-            there; elsewhere off (and the memory block in the prompt).
-        status_line: show where the agent is, what it carries and the rooms it has visited
-            above the observation (environments with a `status()`; see agent_loop.py).
-        repeat_guard: ask once more, with the action struck, when the agent picks an action it
-            already played from the same state; if it insists and (with `focus`) an admissible
-            action does what the task says, play that one instead (see agent_loop.py).
-        suggest: offer the next step on the map of the task's world (learned from the typed
-            experiences served as `experience`) towards what the task names, from wherever the
-            agent is, first in the admissible list (see rbdspy.maps).
-        focus: list the admissible actions that name something the task names first, and the one
-            that does what the task says (if admissible) first of all, named above the observation.
-        show_memory: put the memory block in the prompt. False: memory reaches the agent only as
-            suggested actions (with `suggest`), so a small model cannot copy actions from a
-            sequence about something else.
+        aids: the aids to the agent's loop (`rbdspy.agent.agent_loop`), an `Aids` (the same on
+            every task) or an `AidsByWorld` (chosen per task). The default, `DEFAULT_AIDS`: on a
+            task in a world that persists (the environment's `world_of` names one) `WORLD_AIDS`,
+            elsewhere `NO_AIDS` (the memory block in the prompt). Each aid:
+            status_line: show where the agent is, what it carries and the places it has visited
+                above the observation (from the environment's `status()` or `whereabouts`).
+            repeat_guard: when the agent picks an action it already played from the same state,
+                ask once more among the listed actions left (see agent_loop.py).
+            suggest: offer the next step on the map of the task's world (learned from the typed
+                experiences served as `experience`) towards what the task names, from wherever
+                the agent is, first in the admissible list (see rbdspy.maps).
+            focus: list the admissible actions that name something the task names first, and the
+                one that does what the task says (if admissible) first of all, named above the
+                observation.
+            show_memory: put the memory block in the prompt. False: memory reaches the agent only
+                as suggested actions (with `suggest`), so a small model cannot copy actions from a
+                sequence about something else.
     """
 
     def __init__(
@@ -390,11 +391,7 @@ class EnvAgent(dspy.Module):
         max_admissible: int = MAX_ADMISSIBLE_SHOWN,
         reasoning: bool = False,
         on_step: StepHook | None = None,
-        status_line: bool | None = None,
-        repeat_guard: bool | None = None,
-        suggest: bool | None = None,
-        focus: bool | None = None,
-        show_memory: bool | None = None,
+        aids: Aids | AidsByWorld = DEFAULT_AIDS,
     ):
         super().__init__()
         if max_steps < 1:
@@ -407,11 +404,9 @@ class EnvAgent(dspy.Module):
         self.max_admissible = max_admissible
         self.act = dspy.ChainOfThought(NextAction) if reasoning else dspy.Predict(NextAction)
         self.on_step = on_step
-        self.status_line = status_line
-        self.repeat_guard = repeat_guard
-        self.suggest = suggest
-        self.focus = focus
-        self.show_memory = show_memory
+        if not isinstance(aids, (Aids, AidsByWorld)):
+            raise TypeError(f"aids must be an Aids or an AidsByWorld (rbdspy.agent); got {type(aids).__name__}")
+        self.aids = aids
         self._said_placeless = False
 
     def suggester_for(
@@ -427,11 +422,9 @@ class EnvAgent(dspy.Module):
         world = WorldMap(experience, world=world_of(self.env, ref))
         return MapSuggester(world, task, where.place, where.in_view, where.carrying)
 
-    def aids_for(self, task_id: str | TaskRef) -> SimpleNamespace:
-        """The aids an episode of `task_id` plays with: each as given, or the environment's."""
-        chosen = {name: getattr(self, name) for name in AIDS_OFF}
-        persistent = self.world(task_id) is not None
-        return SimpleNamespace(**aids_for(chosen, persistent))
+    def aids_for(self, task_id: str | TaskRef) -> Aids:
+        """The aids an episode of `task_id` plays with."""
+        return aids_for(self.aids, persistent=self.world(task_id) is not None)
 
     @property
     def on_step(self) -> StepHook | None:
@@ -459,14 +452,12 @@ class EnvAgent(dspy.Module):
             first = self.env.reset(ref, admissible=False)
         return situation_text(task or first.task_description, first.text)
 
-    def with_aids(self, **aids: bool | None) -> EnvAgent:
-        """This agent (same environment, budget, predictor and hook) with some aids set otherwise,
-        e.g. `with_aids(show_memory=True, suggest=False)`: lessons in the prompt, no steps offered."""
-        unknown = set(aids) - set(AIDS_OFF)
-        if unknown:
-            raise ValueError(f"unknown aid(s) {sorted(unknown)}; aids: {', '.join(AIDS_OFF)}")
+    def with_aids(self, **changes: bool) -> EnvAgent:
+        """This agent (same environment, budget, predictor and hook) with some aids set otherwise
+        on every kind of task, e.g. `with_aids(show_memory=True, suggest=False)`: lessons in the
+        prompt, no steps offered."""
         other = copy.copy(self)
-        other.__dict__.update(aids)
+        other.aids = self.aids.replace(**changes)
         return other
 
     def reads_lessons(self, task_id: str | TaskRef | None = None, **_: Any) -> bool:

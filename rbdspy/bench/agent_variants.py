@@ -1,36 +1,32 @@
 """The named EnvAgent configurations of `rbdspy bench --agent`: what the agent's loop aids
 (`rbdspy.agent.agent_loop`) are measured as.
 
-Each variant names the aids it turns on; the others are off. "auto" leaves each to the
-environment (`EnvAgent`'s default, `agent_loop.aids_for`): "routes" in a world that persists,
-none elsewhere.
+Each variant is the aids it turns on, the others off; "auto" is EnvAgent's default
+(`DEFAULT_AIDS`: "routes" in a world that persists, none elsewhere).
 """
 
 from __future__ import annotations
 
-from rbdspy.agent.agent_loop import AIDS_OFF, PERSISTENT_WORLD_AIDS
+from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, WORLD_AIDS, Aids, AidsByWorld
 
-AGENT_VARIANTS: dict[str, dict[str, bool]] = {
-    "auto": {},
-    "plain": {},
-    "status": {"status_line": True},
-    "guard": {"repeat_guard": True},
-    "loop": {"status_line": True, "repeat_guard": True},
-    "suggest": {"suggest": True},
-    "loop-suggest": {"status_line": True, "repeat_guard": True, "suggest": True},
-    "focus": {"focus": True},
-    "full": {"status_line": True, "repeat_guard": True, "suggest": True, "focus": True},
+AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
+    "auto": DEFAULT_AIDS,
+    "plain": NO_AIDS,
+    "status": NO_AIDS.replace(status_line=True),
+    "guard": NO_AIDS.replace(repeat_guard=True),
+    "loop": NO_AIDS.replace(status_line=True, repeat_guard=True),
+    "suggest": NO_AIDS.replace(suggest=True),
+    "loop-suggest": NO_AIDS.replace(status_line=True, repeat_guard=True, suggest=True),
+    "focus": NO_AIDS.replace(focus=True),
+    "full": NO_AIDS.replace(status_line=True, repeat_guard=True, suggest=True, focus=True),
     # Memory only as suggested actions: the block itself is not in the prompt. What EnvAgent plays
     # with in a world that persists.
-    "routes": dict(PERSISTENT_WORLD_AIDS),
+    "routes": WORLD_AIDS,
 }
-AUTO_VARIANT = "auto"
 
 
-def agent_options(variant: str) -> dict[str, bool]:
-    """EnvAgent's options for a named variant: every aid set ({} for "auto": the environment's)."""
+def agent_options(variant: str) -> dict[str, Aids | AidsByWorld]:
+    """EnvAgent's options for a named variant."""
     if variant not in AGENT_VARIANTS:
         raise ValueError(f"unknown agent variant {variant!r}; choose one of {', '.join(AGENT_VARIANTS)}")
-    if variant == AUTO_VARIANT:
-        return {}
-    return {**AIDS_OFF, **AGENT_VARIANTS[variant]}
+    return {"aids": AGENT_VARIANTS[variant]}

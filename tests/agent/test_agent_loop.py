@@ -10,8 +10,11 @@ from dspy.utils import DummyLM
 
 from rbdspy.agent import EnvAgent
 from rbdspy.agent.agent_loop import (
-    AIDS_OFF,
-    PERSISTENT_WORLD_AIDS,
+    DEFAULT_AIDS,
+    NO_AIDS,
+    WORLD_AIDS,
+    Aids,
+    AidsByWorld,
     focus_order,
     state_key,
     status_line,
@@ -57,7 +60,7 @@ def test_the_repeat_guard_asks_again_without_the_repeated_action(house):
     back = f"go {REVERSE[move.split()[1]]}"
     lm = _lm(move, back, move, "look")
     with dspy.context(lm=lm):
-        pred = EnvAgent(house, max_steps=3, repeat_guard=True)(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=TASK)
     actions = [s.content for s in pred.trajectory.steps if s.role == "agent"]
     assert actions == [move, back, "look"]
     assert pred.trajectory.metadata["repeats_reasked"] == 1
@@ -73,7 +76,7 @@ def test_without_the_guard_a_repeat_is_played(house):
     move = next(a for a in first.admissible if a.startswith("go "))
     back = f"go {REVERSE[move.split()[1]]}"
     with dspy.context(lm=_lm(move, back, move)):
-        pred = EnvAgent(house, max_steps=3, **AIDS_OFF)(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, aids=NO_AIDS)(task="t", task_id=TASK)
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == [move, back, move]
     assert "repeats_reasked" not in pred.trajectory.metadata
 
@@ -84,11 +87,11 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     start = house.facts(3).start
     lm = _lm("look", "look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, status_line=True)(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, aids=DEFAULT_AIDS.replace(status_line=True))(task="t", task_id=TASK)
     assert f"[You are in the {start}; you carry: nothing; rooms visited: {start}]" in _prompt(lm, 0)
     lm = _lm("look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, **AIDS_OFF)(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, aids=NO_AIDS)(task="t", task_id=TASK)
     assert "[You are in" not in _prompt(lm, 0)
 
 
@@ -99,7 +102,7 @@ def test_focus_names_the_action_that_does_what_the_task_says_once_it_is_admissib
     *way, last = quest.walkthrough
     lm = _lm(*way, "look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=len(way) + 1, focus=True)(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=len(way) + 1, aids=DEFAULT_AIDS.replace(focus=True))(task="t", task_id=TASK)
     final = _prompt(lm, len(way))
     assert f"[This action does what the task says: {last}]" in final and _admissible(final)[0] == last
     if way:  # before the walk, the action was not admissible and nothing was named
@@ -118,7 +121,9 @@ def test_an_insisted_repeat_is_replaced_by_the_action_that_does_the_task_with_fo
     script = [*way, way[-1], way[-1], way[-1], way[-1]]
     for focus, won in ((True, True), (False, False)):
         with dspy.context(lm=_lm(*script, json=True), adapter=dspy.JSONAdapter()):
-            pred = EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True, focus=focus)(task="t", task_id=task)
+            pred = EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True, focus=focus))(
+                task="t", task_id=task
+            )
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
         assert played[-1] == (last if focus else way[-1]) and pred.trajectory.outcome is won
         assert pred.trajectory.metadata["repeats_reasked"] == 1
@@ -134,7 +139,9 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, way[-1], way[-1], "examine rack", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True)(task="t", task_id=task)
+        pred = EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True))(
+            task="t", task_id=task
+        )
     played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
     assert played == [*way, way[-1], "examine rack"] and pred.trajectory.metadata["repeats_reasked"] == 1
     constrained = lm.history[-1]["messages"][0]["content"]
@@ -149,7 +156,7 @@ def test_a_forced_choice_is_never_an_action_already_tried_from_the_same_state(ho
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, "examine rack", way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 3, repeat_guard=True)(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 3, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine rack" not in choices
 
@@ -167,7 +174,7 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
     monkeypatch.setattr(house, "commits", lambda action: action.startswith("examine"), raising=False)
     lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 2, repeat_guard=True)(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine" not in choices
 
@@ -215,12 +222,18 @@ def test_helpers():
 def test_an_agent_left_to_its_defaults_plays_the_routes_aids_in_a_world_that_persists_only(house):
     from envs_testing import SequenceEnv
 
-    routes = PERSISTENT_WORLD_AIDS
-    assert vars(EnvAgent(house).aids_for(TASK)) == routes  # the house names its world
-    assert vars(EnvAgent(SequenceEnv()).aids_for("fake/box/dev/4")) == AIDS_OFF  # its tasks share none
+    assert EnvAgent(house).aids_for(TASK) == WORLD_AIDS  # the house names its world
+    assert EnvAgent(SequenceEnv()).aids_for("fake/box/dev/4") == NO_AIDS  # its tasks share none
     # An aid given is kept either way; only those left as None follow the environment.
-    assert vars(EnvAgent(house, suggest=False).aids_for(TASK)) == {**routes, "suggest": False}
-    assert vars(EnvAgent(SequenceEnv(), focus=True).aids_for("fake/box/dev/4")) == {**AIDS_OFF, "focus": True}
+    by_world = AidsByWorld().replace(suggest=False)
+    assert EnvAgent(house, aids=by_world).aids_for(TASK) == WORLD_AIDS.replace(suggest=False)
+    assert EnvAgent(SequenceEnv(), aids=DEFAULT_AIDS.replace(focus=True)).aids_for("fake/box/dev/4") == Aids(focus=True)
+    read = EnvAgent(house).with_aids(show_memory=True, suggest=False)  # the paper's, as the paper serves it
+    assert read.aids_for(TASK) == WORLD_AIDS.replace(show_memory=True, suggest=False)
+    with pytest.raises(ValueError, match="unknown aid"):
+        NO_AIDS.replace(teleport=True)
+    with pytest.raises(TypeError, match="aids must be"):
+        EnvAgent(house, aids={"focus": True})
 
 
 def test_the_default_agent_shows_the_status_line_in_the_house_and_the_memory_block_only_elsewhere(house):

@@ -2,15 +2,15 @@
 
 import pytest
 
-from rbdspy.agent.agent_loop import AIDS_OFF, PERSISTENT_WORLD_AIDS
+from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, WORLD_AIDS, Aids
 from rbdspy.bench.agent_variants import AGENT_VARIANTS, agent_options
 
 
 def test_variants_name_the_aids_they_turn_on():
-    assert agent_options("loop") == {**AIDS_OFF, "status_line": True, "repeat_guard": True}
-    assert agent_options("plain") == AIDS_OFF and agent_options("auto") == {}  # auto: the environment's
+    assert agent_options("loop") == {"aids": Aids(status_line=True, repeat_guard=True)}
+    assert agent_options("plain") == {"aids": NO_AIDS} and agent_options("auto") == {"aids": DEFAULT_AIDS}
     assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest", "focus", "full"}
     # "routes" is what EnvAgent plays with, left to its defaults, in a world that persists.
-    assert agent_options("routes") == PERSISTENT_WORLD_AIDS
+    assert agent_options("routes") == {"aids": WORLD_AIDS} and DEFAULT_AIDS.persistent == WORLD_AIDS
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")
