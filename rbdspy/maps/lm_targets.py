@@ -18,6 +18,9 @@ from rbdspy.signatures.maps import ChooseTaskTargets
 # The most things listed to the LM, those seen in most episodes first: a prompt stays short in a
 # world with many things in it.
 MAX_THINGS = 80
+# The answer's token budget: a few names. Unbounded, a small LM went on listing names until the
+# engine's limit (minutes a call on a CPU), and the cut-off list did not parse.
+MAX_ANSWER_TOKENS = 64
 
 
 def things_seen(world: WorldMap, limit: int = MAX_THINGS) -> list[str]:
@@ -44,7 +47,7 @@ class TargetChooser(dspy.Module):
         if not lines:
             return dspy.Prediction(targets=fallback, chosen=[])
         try:
-            answer = self.choose(task=task, things_seen="\n".join(lines))
+            answer = self.choose(task=task, things_seen="\n".join(lines), config={"max_tokens": MAX_ANSWER_TOKENS})
         except Exception as exc:  # a misbehaving LM leaves the data rule's targets
             raise_if_setup_error(exc)
             return dspy.Prediction(targets=fallback, chosen=[])

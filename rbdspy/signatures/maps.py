@@ -14,4 +14,4 @@ class ChooseTaskTargets(dspy.Signature):
 
     task: str = dspy.InputField()
     things_seen: str = dspy.InputField(desc="One per line: a thing's name, then where it was seen")
-    targets: list[str] = dspy.OutputField(desc="Names copied from things_seen, the one to find first leading")
+    targets: list[str] = dspy.OutputField(desc="At most 3 names copied from things_seen, the one to find first leading")
