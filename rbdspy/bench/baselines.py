@@ -22,7 +22,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.core.lm_errors import act, attempt
+from rbdspy.core.lm_errors import attempt, call_agent
 from rbdspy.core.plan import Plan, arun, run
 from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.core.text import clip
@@ -48,7 +48,7 @@ class NoMemory(dspy.Module):
         self.memory_field = memory_field
 
     def _plan(self, task_inputs: dict) -> Plan:
-        outputs = output_fields((yield from act(self.agent, {**task_inputs, self.memory_field: ""})))
+        outputs = output_fields((yield from call_agent(self.agent, {**task_inputs, self.memory_field: ""})))
         trajectory = trajectory_of(outputs, str(task_inputs.get("task", "")), task_inputs)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         return dspy.Prediction(**answer, trajectory=trajectory, verdict=None, memories_used=[], memories_added=[])

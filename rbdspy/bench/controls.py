@@ -26,7 +26,7 @@ from typing import Any
 import dspy
 
 from rbdspy.agent.env_agent import episode_lock
-from rbdspy.core.lm_errors import act
+from rbdspy.core.lm_errors import call_agent
 from rbdspy.core.plan import Plan, arun, run
 from rbdspy.envs.base import TaskRef, play
 from rbdspy.loop.agent_io import accepts_input, output_fields, trajectory_of
@@ -53,7 +53,7 @@ class FixedMemory(dspy.Module):
         inputs = {**task_inputs, self.memory_field: format_memory_block(items)}
         if accepts_input(self.agent, EXPERIENCE_FIELD):
             inputs[EXPERIENCE_FIELD] = experiences_of(items)
-        outputs = output_fields((yield from act(self.agent, inputs)))
+        outputs = output_fields((yield from call_agent(self.agent, inputs)))
         trajectory = trajectory_of(outputs, str(task_inputs.get("task", "")), task_inputs)
         answer = {k: v for k, v in outputs.items() if k not in RESULT_FIELDS}
         # Shaped like a bank's retrieval records (memory_report reads both); served, not ranked.

@@ -29,10 +29,10 @@ def _log_arm(
     with mlflow.start_run(run_name=arm, nested=True):
         tracking.log_params({"arm": arm, "description": ARMS[arm].description})
         mlflow.log_metrics(_metrics(summary))
-        for scope, result in (comparison or {}).items():
+        for tasks, result in (comparison or {}).items():
             if result:
                 mlflow.log_metrics(
-                    _metrics({k: result[k] for k in ("diff", "low", "high", "p_le_zero")}, f"vs_no_memory_{scope}_")
+                    _metrics({k: result[k] for k in ("diff", "low", "high", "p_le_zero")}, f"vs_no_memory_{tasks}_")
                 )
         wins = 0
         for n, row in enumerate(sorted(rows, key=lambda r: r["index"]), start=1):
@@ -74,9 +74,9 @@ def log_run(
         for arm, summary in results["arms"].items():
             _log_arm(mlflow, Path(out_dir), arm, summary, results["comparisons"].get(arm), records.get(arm, []))
         for arm, comparison in results["comparisons"].items():
-            for scope, result in comparison.items():
+            for tasks, result in comparison.items():
                 if result:
-                    mlflow.log_metric(f"{arm}.vs_no_memory_{scope}_diff", result["diff"])
+                    mlflow.log_metric(f"{arm}.vs_no_memory_{tasks}_diff", result["diff"])
         for arm, summary in results["arms"].items():
             if summary["success_rate_measured"] is not None:
                 mlflow.log_metric(f"{arm}.success_rate_measured", summary["success_rate_measured"])

@@ -100,9 +100,9 @@ def compare(
             continue
         pairs = [(r, base[r["index"]]) for r in rows if r["index"] in base]
         result: dict[str, Any] = {}
-        for scope, keep in (("all", lambda r: True), ("measured", lambda r: r["phase"] == "measure")):
+        for tasks, keep in (("all", lambda r: True), ("measured", lambda r: r["phase"] == "measure")):
             chosen = [(a, b) for a, b in pairs if keep(a)]
-            result[scope] = (
+            result[tasks] = (
                 paired_bootstrap(
                     [float(a["success"]) for a, _ in chosen],
                     [float(b["success"]) for _, b in chosen],

@@ -34,7 +34,8 @@ def bench(
     arms: str = typer.Option(
         "default",
         "--arms",
-        help=f"Comma list of arms or sets: {', '.join(ARM_SETS)}, or arm names (see README).",
+        help=f"Comma list of arms or sets: {', '.join(ARM_SETS)}, or arm names (listed in docs/guides/bench.md#arms; "
+        "an unknown name is refused with the list).",
     ),
     seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
     max_steps: int | None = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),

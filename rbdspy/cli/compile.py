@@ -73,7 +73,8 @@ def compile_cmd(
     budget: int | None = typer.Option(
         None,
         "--budget",
-        help="Metric calls the optimizer may spend, per target (default: sized for the local LM, see README).",
+        help="Metric calls the optimizer may spend, per target (default: sized per target and optimizer for the "
+        "embedded local LM, printed before compiling; docs/guides/compile.md).",
     ),
     out: Path = typer.Option(Path("compiled"), "--out", help="Directory for judge.json / extractors.json."),
     train_limit: int | None = typer.Option(

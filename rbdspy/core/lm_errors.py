@@ -76,7 +76,7 @@ def attempt(module, inputs: dict, what: str) -> Plan:
         return None, error
 
 
-def act(agent, inputs: dict, lm: dspy.BaseLM | None = None) -> Plan:
+def call_agent(agent, inputs: dict, lm: dspy.BaseLM | None = None) -> Plan:
     """Plan: the agent's call. Its errors are the caller's to handle, except a setup mistake,
     which becomes LMSetupError here as in every other module."""
     try:

@@ -4,7 +4,7 @@ Three settings of a bank's parts may be "auto": the retriever's `k` and `min_sim
 extractor's `action_record`. Each is decided per task by the same question: is the task played in
 a world that persists (a house whose rooms and things stay put between tasks)? The retriever asks
 the agent (its `world(...)` method, EnvAgent's), the extractor asks the trajectory (the world its
-metadata names, `action_record.scope_of`); both then read the answer here.
+metadata names, `episode_record.episode_world`); both then read the answer here.
 
 - In no such world: one item (the paper's best), the floor measured for the store's embedder, no
   action record (where the tasks share no world, where one episode went is no map for the next:
@@ -16,7 +16,7 @@ metadata names, `action_record.scope_of`); both then read the answer here.
   task.
 
 It lives with the lessons stage, beside the action record whose constants it reads
-(`rbdspy.lessons.action_record`), so that the extractor (here) and the retriever (rbdspy/loop/,
+(`rbdspy.lessons.episode_record`), so that the extractor (here) and the retriever (rbdspy/loop/,
 above) both read it and neither imports upwards.
 
 Measured: docs/results/memory.md#a-world-that-persists-the-house-stream
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rbdspy.lessons.action_record import EVERY, PLACE_MEMORIES
+from rbdspy.lessons.episode_record import EVERY, PLACE_MEMORIES
 
 AUTO = "auto"
 DEFAULT_K = 1  # the paper's ablation: one retrieved experience worked best, more hurt
@@ -43,7 +43,7 @@ class AutoSettings:
 
     k: int  # items served
     min_similarity: float | None | Literal["measured"]  # the similarity floor; MEASURED: the embedder's
-    action_record: bool | str  # what the extractor records besides lessons (`action_record.py`)
+    action_record: bool | str  # what the extractor records besides lessons (`episode_record.py`)
 
 
 IN_NO_WORLD = AutoSettings(k=DEFAULT_K, min_similarity=MEASURED, action_record=False)

@@ -49,20 +49,20 @@ def check_mode(mode: Any) -> bool | str:
     return mode
 
 
-def scope_of(trajectory: Trajectory) -> str | None:
+def episode_world(trajectory: Trajectory) -> str | None:
     """The persistent world an episode was played in ("textworld/1", as the environment's
     `world_of` names it in the trajectory's metadata); None when it names none."""
     return trajectory.metadata.get("world") or None
 
 
-def action_record(task: str, trajectory: Any, won: bool | None = True, places: bool = False) -> Lesson | None:
+def record_episode(task: str, trajectory: Any, won: bool | None = True, places: bool = False) -> Lesson | None:
     """The memory item of an episode's experience (`won`: the episode was judged a success; None:
     nobody judged it):
     its content the experience rendered, its `experience` the data. With `places`, only an episode
     played in a world that persists is recorded when lost (its way leads nowhere elsewhere). None
     when the episode took no accepted action and named no place."""
     trajectory = Trajectory.coerce(trajectory, task=task)
-    world = scope_of(trajectory)
+    world = episode_world(trajectory)
     if places and world is None and not won:
         return None  # a lost episode is a map only of a world that persists
     experience = experience_of(trajectory, won=won)

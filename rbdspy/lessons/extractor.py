@@ -9,9 +9,9 @@ import dspy
 from rbdspy.core.lm_errors import attempt
 from rbdspy.core.plan import Plan, arun, run
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.action_record import EVERY, RECORD_BY_WORLD, action_record, check_mode, scope_of
 from rbdspy.lessons.auto import auto_for
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, check_max_lessons, normalise_lessons
+from rbdspy.lessons.episode_record import EVERY, RECORD_BY_WORLD, check_mode, episode_world, record_episode
 from rbdspy.render import DEFAULT_BUDGET_TOKENS, as_renderer
 from rbdspy.signatures import ExtractFailureLessons, ExtractSuccessLessons
 from rbdspy.signatures.extract import WORLD_FACTS_RULE
@@ -20,11 +20,11 @@ from rbdspy.types import Lesson, Trajectory, Verdict
 
 def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
     """The record mode in force for one episode: RECORD_BY_WORLD ("auto") is what `auto_for` says
-    for the world the episode names (`scope_of`; a trajectory given already rendered, as the
+    for the world the episode names (`episode_world`; a trajectory given already rendered, as the
     compile examples give it, names none); any other mode is itself."""
     if mode != RECORD_BY_WORLD:
         return mode
-    world = None if isinstance(trajectory, str) else scope_of(Trajectory.coerce(trajectory, task=task))
+    world = None if isinstance(trajectory, str) else episode_world(Trajectory.coerce(trajectory, task=task))
     return auto_for(world).action_record
 
 
@@ -43,7 +43,7 @@ class Extractor(dspy.Module):
     sees it with the same renderer; None shows `Trajectory.render(max_chars)` instead.
 
     `action_record=True` adds to a success's lessons one item of the actions that won it
-    (`action_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
+    (`episode_record.py`; no LM call of its own, and none when the extraction call failed): on a world that
     persists, a small agent acts on those (`EnvAgent(suggest=True)`). `action_record="every"`
     records a failed episode's actions as well ("Actions taken, not won: ..."), and in every
     record the places the episode saw and the things in view there: where it went and what it saw
@@ -100,7 +100,7 @@ class Extractor(dspy.Module):
         mode = mode_for(self.action_record, task, trajectory)
         won = verdict.is_success if verdict.is_determinate else None
         if mode == EVERY or (mode is True and won):
-            record = action_record(task, trajectory, won=won, places=mode == EVERY)
+            record = record_episode(task, trajectory, won=won, places=mode == EVERY)
             return [record] if record is not None else []
         return []
 
@@ -120,7 +120,7 @@ class Extractor(dspy.Module):
         mode = mode_for(self.action_record, task, trajectory)
         every = mode == EVERY
         recorded = every or (mode is True and verdict.is_success)
-        record = action_record(task, trajectory, won=verdict.is_success, places=every) if recorded else None
+        record = record_episode(task, trajectory, won=verdict.is_success, places=every) if recorded else None
         extra = [record] if record is not None else []
         drafts = getattr(pred, "lessons", None)
         lessons = normalise_lessons(drafts, self.max_lessons) + extra

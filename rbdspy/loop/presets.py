@@ -24,8 +24,8 @@ from typing import Any
 
 import dspy
 
-from rbdspy.lessons.action_record import RECORD_BY_WORLD, ROUTE_MEMORIES, SUCCESSES
 from rbdspy.lessons.auto import IN_A_WORLD
+from rbdspy.lessons.episode_record import RECORD_BY_WORLD, ROUTE_MEMORIES, SUCCESSES
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever

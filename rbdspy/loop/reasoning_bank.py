@@ -13,7 +13,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.core.lm_errors import act
+from rbdspy.core.lm_errors import call_agent
 from rbdspy.core.plan import Blocking, Call, Plan, arun, run
 from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.judge import Judge
@@ -262,7 +262,7 @@ class ReasoningBank(dspy.Module):
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         recall = yield from self.recall_plan(task_inputs)
-        outputs = output_fields((yield from act(self.agent, self.agent_inputs(task_inputs, recall.memories))))
+        outputs = output_fields((yield from call_agent(self.agent, self.agent_inputs(task_inputs, recall.memories))))
         trajectory = trajectory_of(outputs, recall.task, task_inputs)
         learned = yield from self.learner.learn_plan(
             trajectory, recall.task, situation=recall.situation, lessons=self.reads_lessons(task_inputs)

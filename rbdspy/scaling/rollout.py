@@ -27,7 +27,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.core.lm_errors import LMSetupError, act
+from rbdspy.core.lm_errors import LMSetupError, call_agent
 from rbdspy.core.plan import Plan
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.types import Trajectory, Verdict
@@ -84,7 +84,7 @@ def rollout_plan(
     rollout = Rollout(index=index, rollout_id=rollout_id, temperature=temperature)
     sampled = sampled_lm(lm, rollout_id, temperature) if lm is not None else None
     try:
-        pred = yield from act(agent, agent_inputs, lm=sampled)
+        pred = yield from call_agent(agent, agent_inputs, lm=sampled)
     except Exception as error:  # one rollout's failure must not abort the others; a setup mistake does
         if isinstance(error, LMSetupError):
             raise

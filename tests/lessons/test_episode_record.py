@@ -6,7 +6,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.lessons.action_record import action_record
+from rbdspy.lessons.episode_record import record_episode
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import CONTENT_MAX, Step, Trajectory
 
@@ -42,7 +42,7 @@ WON = _episode(*TURNS)
 
 
 def test_the_record_holds_the_episode_as_data_and_renders_it_for_a_reader():
-    record = action_record("Put the mug on the stand.", _in_world(_episode(*TURNS, places=True)))
+    record = record_episode("Put the mug on the stand.", _in_world(_episode(*TURNS, places=True)))
     assert record.title == "Actions that did it: Put the mug on the stand."
     experience = record.experience
     assert experience.world == "textworld/7" and experience.start == "hall" and experience.won is True
@@ -55,11 +55,11 @@ def test_the_record_holds_the_episode_as_data_and_renders_it_for_a_reader():
     ]
     assert record.content.startswith("[in textworld/7] In hall: mug. > go north -> kitchen. > take mug.")
     assert "fly" not in record.content  # a refused action is data, not something to read as done
-    assert action_record("t", _episode(("fly", False))) is None  # nothing accepted, no place named
+    assert record_episode("t", _episode(("fly", False))) is None  # nothing accepted, no place named
 
 
 def test_a_record_of_an_environment_that_names_no_place_keeps_its_actions():
-    record = action_record("Put the mug on the stand.", WON)
+    record = record_episode("Put the mug on the stand.", WON)
     assert [s.action for s in record.experience.steps] == [a for a, _ in TURNS]
     assert {s.place for s in record.experience.steps} == {None}
     assert "> take mug." in record.content
@@ -67,7 +67,7 @@ def test_a_record_of_an_environment_that_names_no_place_keeps_its_actions():
 
 def test_a_long_record_keeps_its_start_in_the_text_and_every_step_in_the_data():
     long = _episode(*[(f"take thing number {i}", True) for i in range(200)], places=True)
-    record = action_record("t", long)
+    record = record_episode("t", long)
     assert len(record.content) <= CONTENT_MAX
     assert record.content.startswith("In hall: mug. > take thing number 0. > take thing number 1.")
     assert len(record.experience.steps) == 200
