@@ -58,3 +58,17 @@ def signal_lm(model: str = "local/fake") -> tuple[dspy.LM, SignalServer]:
     server = SignalServer()
     engine = LlamaEngine("local-fast", server=server)
     return dspy.LM(model, engine=engine, async_engine=AsyncLlamaEngine(engine)), server
+
+
+def boiled_water():
+    """A short trajectory every judge test can read: the water boils."""
+    from rbdspy.types import Step, Trajectory
+
+    return Trajectory(
+        task="boil water",
+        steps=[
+            Step(role="env", content="A kitchen with a stove and a pot of water."),
+            Step(role="agent", content="activate stove"),
+            Step(role="env", content="The water boils."),
+        ],
+    )

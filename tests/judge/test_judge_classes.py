@@ -9,6 +9,7 @@ import json
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from judge_testing import boiled_water
 
 from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.judge import (
@@ -21,16 +22,8 @@ from rbdspy.judge import (
     SelfConsistencyJudge,
     judge_for,
 )
-from rbdspy.types import Step, Trajectory
 
-TRAJ = Trajectory(
-    task="boil water",
-    steps=[
-        Step(role="env", content="A kitchen with a stove and a pot of water."),
-        Step(role="agent", content="activate stove"),
-        Step(role="env", content="The water boils."),
-    ],
-)
+TRAJ = boiled_water()
 
 # Per design: the scripted answers, then what `Judge(design=...)` returned for them (recorded
 # from that code before the designs became classes) and how many LM calls it made.

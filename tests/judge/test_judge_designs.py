@@ -10,6 +10,7 @@ import json
 import dspy
 import pytest
 from dspy.utils import DummyLM
+from judge_testing import boiled_water
 
 from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.judge import (
@@ -28,14 +29,7 @@ from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCal
 from rbdspy.render import NOT_SHOWN_RULE, EvidenceRenderer
 from rbdspy.types import Step, Trajectory, Verdict
 
-TRAJ = Trajectory(
-    task="boil water",
-    steps=[
-        Step(role="env", content="A kitchen with a stove and a pot of water."),
-        Step(role="agent", content="activate stove"),
-        Step(role="env", content="The water boils."),
-    ],
-)
+TRAJ = boiled_water()
 
 
 def prompt(lm) -> str:
