@@ -4,7 +4,7 @@ what it has done, and no action repeated from the same state.
 Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps alternating
 `go north` / `go south` or taking and dropping the same object, so it rarely reached a state
 where any memory could matter. Each aid is an option of `EnvAgent` (`status_line`, `repeat_guard`,
-`suggest`, `focus`, `show_memory`), measured on the house stream with and without it
+`suggest`, `focus`, `show_memory`, `confirm`), measured on the house stream with and without it
 (the named variants of `rbdspy.bench.agent_variants`, `rbdspy bench --agent`).
 
 - Status line: "[You are in the canteen; you carry: a berry; rooms visited: studio, canteen]"
@@ -28,11 +28,18 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   list and a note saying why, to choose among the listed actions left (a `Literal` output: an LM
   that decodes under a JSON schema answers one of them). Asked freely, the 1.5B model wrote the
   struck action again and again. Neither an action already tried from the same state nor one the
-  environment says commits the task's answer (`commits`: ScienceWorld's "focus on X") is among
+  environment says gives the task's answer (`answer_in`: ScienceWorld's "focus on X") is among
   those choices: a forced choice is not a decision to answer, and under the constraint a small LM
   takes the first choice listed, so each new ask moves down the list. An LM that answers outside
   the choices insists: the action is played, unless (with `focus`) an admissible action does what
   the task says: that one is played instead.
+- Answer check (`confirm`): before an action the environment says gives the task's answer
+  (`answer_in`), the agent is asked whether the thing it names is what the task asks for
+  (rbdspy/agent/answer_check.py). On a no the action is struck for the rest of the
+  episode and the agent chooses among the listed actions left, as after a repeat. Why: a wrong
+  answer ends the episode; on ScienceWorld's house the 1.5B agent committed within its first
+  three steps to whatever was in view (the sink, a box, the orange it held) in most episodes. An
+  LM that cannot answer the check leaves the action as chosen.
 """
 
 from __future__ import annotations
@@ -144,6 +151,13 @@ def task_action(actions: list[str], task: str) -> str | None:
     return None
 
 
+def declined_note(action: str) -> str:
+    return (
+        f"(You were about to answer with '{action}', but that is not what the task asks for. "
+        "Choose a different action: look for the right thing first.)"
+    )
+
+
 def repeat_note(action: str) -> str:
     return (
         f"(You already did '{action}' from this same place carrying the same things, and it did not get "
@@ -161,6 +175,7 @@ class Aids:
     suggest: bool = False
     focus: bool = False
     show_memory: bool = True
+    confirm: bool = False
 
     def replace(self, **changes: bool) -> Aids:
         """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""
@@ -171,7 +186,7 @@ NO_AIDS = Aids()
 # In a world that persists every aid but the memory block in view: a bank's map reaches the agent
 # only as the steps it offers, so a small model cannot copy actions from a sequence about something
 # else, and the loop aids keep it out of the loops that kept it from the states memory could help in.
-WORLD_AIDS = Aids(status_line=True, repeat_guard=True, suggest=True, focus=True, show_memory=False)
+WORLD_AIDS = Aids(status_line=True, repeat_guard=True, suggest=True, focus=True, show_memory=False, confirm=True)
 
 
 @dataclass(frozen=True)

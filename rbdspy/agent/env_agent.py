@@ -41,6 +41,7 @@ from rbdspy.agent.agent_loop import (
     Aids,
     AidsByWorld,
     aids_for,
+    declined_note,
     focus_order,
     repeat_note,
     state_key,
@@ -48,7 +49,9 @@ from rbdspy.agent.agent_loop import (
     status_of,
     task_action,
 )
+from rbdspy.agent.answer_check import ANSWER_THRESHOLD, answer_question, asked_for_text, yes_probability
 from rbdspy.core.lm_errors import raise_if_setup_error
+from rbdspy.core.logprobs import with_logprobs
 from rbdspy.core.plan import Blocking, Call, Plan, arun, run
 from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
 from rbdspy.core.text import clip
@@ -65,6 +68,7 @@ from rbdspy.envs.base import (
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.signatures.act import NextAction
+from rbdspy.signatures.confirm import AskedFor, YesOrNo
 from rbdspy.types import Experience, Step, Trajectory, situation_text
 
 DEFAULT_MAX_STEPS = 30
@@ -172,6 +176,9 @@ class _Episode:
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
         self.whereabouts = None  # where the environment said the agent is, with its last observation
         self.offered: list[str] = []  # the admissible actions in the last prompt, in its order
+        self.declined: set[str] = set()  # answers the agent's check said do not fit (lower case)
+        self.asked_for: str | None = None  # what the task asks for, as the LM said (answer check)
+        self.checks: list[dict[str, Any]] = []  # each answer check: the action, P(yes), kept
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -208,6 +215,33 @@ class _Episode:
         """Whether `action` was already played from the state the agent is in (repeat guard)."""
         return self.aids.repeat_guard and (self.state(), action.lower()) in self.tried
 
+    def answer_in(self, action: str) -> str | None:
+        """The thing `action` gives as the task's answer, as the environment says (None: none)."""
+        answer_in = getattr(self.agent.env, "answer_in", None)
+        return answer_in(action) if callable(answer_in) else None
+
+    def confirmed(self, action: str) -> Plan:
+        """The answer check (`confirm`, rbdspy/agent/answer_check.py): whether the thing `action`
+        answers with is what the task asks for. An LM that cannot say leaves the action as chosen
+        (the check is an aid, and a failing LM never turns into a decision)."""
+        try:
+            if self.asked_for is None:
+                pred = yield Call(self.agent.asked_for, {"task": self.prompt_task})
+                self.asked_for = asked_for_text(getattr(pred, "asked_for", ""))
+            if not self.asked_for:
+                return True
+            question = answer_question(self.answer_in(action) or action, self.asked_for)
+            pred = yield Call(self.agent.confirm, with_logprobs(self.agent.confirm, {"question": question}))
+        except Exception as exc:
+            raise_if_setup_error(exc)
+            return True
+        p = yes_probability(pred)
+        kept = p is None or p >= ANSWER_THRESHOLD
+        self.checks.append({"action": action, "question": question, "p_yes": p, "kept": kept})
+        if not kept:
+            self.declined.add(action.lower())
+        return kept
+
     def insisted(self, action: str) -> str:
         """The action the repeat guard plays after its second ask: the agent's, unless it repeats
         again and, with `focus`, an admissible action does what the task says; then that one
@@ -231,8 +265,7 @@ class _Episode:
         action to play)."""
         # A forced choice never gives the task's answer (the LM did not choose to commit), and
         # never one already tried from here: asked again and again, it moves down the list.
-        commits = getattr(self.agent.env, "commits", None)
-        options = [a for a in self.offered if not (callable(commits) and commits(a)) and not self.repeats(a)]
+        options = [a for a in self.offered if self.answer_in(a) is None and not self.repeats(a)]
         chooser = choice_among(self.agent.act, options)
         if chooser is not None:
             try:
@@ -246,17 +279,17 @@ class _Episode:
         pred = yield Call(self.agent.act, inputs)
         return pred, self.insisted(self.action_from(pred))
 
-    def inputs(self, struck: str | None = None) -> dict[str, str]:
+    def inputs(self, struck: str | None = None, note: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
         history = history or "(no actions yet)"
         observation = clip(self.observation, OBSERVATION_CHARS, collapse=False)
         line = status_line(self.status, self.visited) if self.aids.status_line else ""
-        admissible = self.admissible[: self.agent.max_admissible]
+        admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
         if self.aids.focus:
             admissible = focus_order(admissible, self.prompt_task)
-        if struck is not None:  # the repeat guard's second ask
-            history = f"{history}\n{repeat_note(struck)}"
+        if struck is not None:  # the repeat guard's (or the answer check's) second ask
+            history = f"{history}\n{note or repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
         first, note, self.suggested = None, "", None
         if self.aids.focus and (first := task_action(admissible, self.prompt_task)):
@@ -344,6 +377,7 @@ class _Episode:
                 lm_errors=self.errors,
                 **({"repeats_reasked": self.reasked} if self.aids.repeat_guard else {}),
                 **({"repeats_replaced": self.replaced} if self.aids.repeat_guard and self.aids.focus else {}),
+                **({"answers_declined": len(self.declined), "answer_checks": self.checks} if self.aids.confirm else {}),
                 max_steps=self.agent.max_steps,
                 stopped="done" if self.done else "max_steps",
             ),
@@ -381,6 +415,10 @@ class EnvAgent(dspy.Module):
             show_memory: put the memory block in the prompt. False: memory reaches the agent only
                 as suggested actions (with `suggest`), so a small model cannot copy actions from a
                 sequence about something else.
+            confirm: before an action that gives the task's answer (the environment's
+                `answer_in`), ask the LM whether the thing it names is what the task asks for
+                (rbdspy/agent/answer_check.py); on a no, strike it for the episode and choose
+                among the listed actions left.
     """
 
     def __init__(
@@ -403,6 +441,8 @@ class EnvAgent(dspy.Module):
         self.history_window = history_window
         self.max_admissible = max_admissible
         self.act = dspy.ChainOfThought(NextAction) if reasoning else dspy.Predict(NextAction)
+        self.asked_for = dspy.Predict(AskedFor)
+        self.confirm = dspy.Predict(YesOrNo)
         self.on_step = on_step
         if not isinstance(aids, (Aids, AidsByWorld)):
             raise TypeError(f"aids must be an Aids or an AidsByWorld (rbdspy.agent); got {type(aids).__name__}")
@@ -495,6 +535,10 @@ class EnvAgent(dspy.Module):
                     if episode.repeats(action):
                         episode.reasked += 1
                         inputs = episode.inputs(struck=action)
+                        pred, action = yield from episode.ask_again(action, inputs)
+                    checked = episode.aids.confirm and episode.answer_in(action)
+                    if checked and not (yield from episode.confirmed(action)):
+                        inputs = episode.inputs(struck=action, note=declined_note(action))
                         pred, action = yield from episode.ask_again(action, inputs)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)

@@ -177,10 +177,11 @@ class EnvironmentBase:
         took it."""
         return None
 
-    def commits(self, action: str) -> bool:
-        """Whether `action` gives the task's answer, after which the episode is judged on it
-        (ScienceWorld's "focus on X"): a choice the agent is forced into never picks one."""
-        return False
+    def answer_in(self, action: str) -> str | None:
+        """The thing `action` gives as the task's answer, after which the episode is judged on it
+        (ScienceWorld's "focus on X": "X"); None for an action that answers nothing. A choice the
+        agent is forced into never answers, and the agent's answer check asks about this thing."""
+        return None
 
     def describe(self, task: TaskRef | str) -> str:
         """The task's natural-language description (cached; a first call loads the task, which

@@ -236,9 +236,12 @@ class ScienceWorld(EnvironmentBase):
         self._task(task)
         return f"{WORLD}?{self.simplifications}" if self.simplifications else WORLD
 
-    def commits(self, action: str) -> bool:
-        """ "focus on X" names the task's answer: a wrong one ends the episode as a failure."""
-        return action.strip().lower().startswith("focus on")
+    def answer_in(self, action: str) -> str | None:
+        """ "focus on X" gives X as the task's answer: a wrong one ends the episode as a failure."""
+        words = action.strip().split(maxsplit=2)
+        if len(words) == 3 and words[0].lower() == "focus" and words[1].lower() == "on":
+            return words[2]
+        return None
 
     def whereabouts(self) -> Whereabouts | None:
         """The room the simulator's free look names, the objects in reach there and the

@@ -36,11 +36,11 @@ finite).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import dspy
 
 from rbdspy.core.lm_errors import attempt
+from rbdspy.core.logprobs import label_probability, with_logprobs
 from rbdspy.core.plan import Gather, Plan
 from rbdspy.judge.base import indeterminate
 from rbdspy.judge.last_steps import (
@@ -59,42 +59,8 @@ from rbdspy.types import Trajectory, Verdict
 STEP_VIEWS = {"last-action": 1, "last-steps": LAST_ACTIONS, "recent-steps": RECENT_ACTIONS}
 PROBABILITY_VIEWS = ("last-action", "last-steps", "recent-steps", "actions", "progress", "trajectory")
 DEFAULT_PROBABILITY_VIEWS = ("last-action", "last-steps", "recent-steps", "actions")
-TOP_LOGPROBS = 20  # alternatives asked for at each token: "failure" is among them when "success" wins
 LABELS = ("success", "failure")
 _MIN_P = 1e-4  # a label outside the alternatives still has some probability; log-odds stay finite
-
-
-def _normalised(token: str) -> str:
-    return token.strip().strip("\"'`").strip().lower()
-
-
-def _matches(token: str, label: str) -> bool:
-    """A token that starts `label` (two characters at least, so a lone quote or letter is not one)."""
-    text = _normalised(token)
-    return len(text) >= 2 and label.startswith(text)
-
-
-def label_probability(logprobs: Any) -> float | None:
-    """P(success) / (P(success) + P(failure)) at the first generated token that starts either
-    label, from that token's alternatives (OpenAI-shaped `{"content": [{token, logprob,
-    top_logprobs}]}`, as DSPy puts on a Prediction). None when no token starts a label."""
-    entries = logprobs.get("content") if isinstance(logprobs, dict) else logprobs
-    for entry in entries or []:
-        if not isinstance(entry, dict) or not any(_matches(str(entry.get("token", "")), label) for label in LABELS):
-            continue
-        mass = dict.fromkeys(LABELS, 0.0)
-        seen = set()
-        for alt in [*(entry.get("top_logprobs") or []), entry]:
-            token = str(alt.get("token", ""))
-            if token in seen:
-                continue
-            seen.add(token)
-            for label in LABELS:
-                if _matches(token, label):
-                    mass[label] += math.exp(float(alt.get("logprob", -math.inf)))
-        total = mass["success"] + mass["failure"]
-        return mass["success"] / total if total > 0 else None
-    return None
 
 
 def log_odds(p: float) -> float:
@@ -188,7 +154,7 @@ def probability_plan(
     names = list(dict.fromkeys(answered_by.values()))
     calls = [(predictors[asked[q][0]], asked[q][1], f"judge {q}") for q in names]
     answers = yield Gather(
-        [attempt(predictor, _with_logprobs(predictor, call), what) for predictor, call, what in calls]
+        [attempt(predictor, with_logprobs(predictor, call), what) for predictor, call, what in calls]
     )
     answered = dict(zip(names, answers, strict=True))
     probabilities: dict[str, float] = {}
@@ -196,7 +162,7 @@ def probability_plan(
         pred, error = answered[answered_by[question]]
         if error is not None:
             return _result(indeterminate(f"judge {question} call failed", error), probabilities)
-        p = label_probability(getattr(pred, "logprobs", None))
+        p = label_probability(getattr(pred, "logprobs", None), LABELS)
         if p is None:  # no logprobs from this LM: the written word is the whole answer
             label = str(getattr(pred, "verdict", "") or "").strip().lower()
             if label not in LABELS:
@@ -216,16 +182,6 @@ def probability_plan(
         )
     label = "success" if score >= high else "failure"
     return _result(Verdict(label=label, rationale=f"P(success) {score:.2f} ({shown})"), probabilities, score)
-
-
-def _with_logprobs(predictor: dspy.Module, inputs: dict) -> dict:
-    """The call's inputs, asking for logprobs where the LM in effect takes them (an LM whose
-    provider has none, such as Anthropic's, is asked for the word alone)."""
-    lm = getattr(predictor, "lm", None) or dspy.settings.lm
-    params = getattr(lm, "supported_params", None)
-    if params is not None and "logprobs" not in params:
-        return inputs
-    return {**inputs, "config": {"logprobs": True, "top_logprobs": TOP_LOGPROBS}}
 
 
 def score_log_odds(probabilities: dict[str, float], views: tuple[str, ...]) -> float:

@@ -168,10 +168,11 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
 
     from rbdspy.envs.scienceworld import ScienceWorld
 
-    assert ScienceWorld.commits(None, "focus on bed") and not ScienceWorld.commits(None, "go to kitchen")
+    assert ScienceWorld.answer_in(None, "focus on red bed") == "red bed"
+    assert ScienceWorld.answer_in(None, "go to kitchen") is None
     task = "textworld/3/dev/1"
     *way, last = house.quest(task).walkthrough
-    monkeypatch.setattr(house, "commits", lambda action: action.startswith("examine"), raising=False)
+    monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
     lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=task)
@@ -248,3 +249,61 @@ def test_the_default_agent_shows_the_status_line_in_the_house_and_the_memory_blo
     with dspy.context(lm=lm):
         EnvAgent(SequenceEnv(), max_steps=1)(task="t", task_id="fake/box/dev/4", memory="MEMORY-BLOCK")
     assert "[You are in" not in _prompt(lm, 0) and "MEMORY-BLOCK" in _prompt(lm, 0)
+
+
+def _answer_check(house, monkeypatch, *answers: dict, steps: int = 1):
+    """Plays "Put the sponge on the rack" with `put ...` counted as giving the answer: the walk
+    there, the put (checked by the first answers: what the task asks for, yes or no), then the rest
+    of `answers`."""
+    import dspy
+
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    monkeypatch.setattr(house, "answer_in", lambda a: a[4:] if a.startswith("put ") else None, raising=False)
+    lm = DummyLM([*({"action": a} for a in way), {"action": last}, *answers], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = EnvAgent(house, max_steps=len(way) + steps, aids=WORLD_AIDS)(task="t", task_id=task)
+    return pred, lm, way, last
+
+
+def test_an_answer_the_check_declines_is_struck_and_another_listed_action_played(house, monkeypatch):
+    answers = ({"asked_for": "a sponge on a rack"}, {"answer": "no"}, {"action": "examine rack"}, {"action": "look"})
+    pred, lm, way, last = _answer_check(house, monkeypatch, *answers, steps=2)
+    played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert played == [*way, "examine rack", "look"] and pred.trajectory.outcome is False
+    assert pred.trajectory.metadata["answers_declined"] == 1
+    question = lm.history[len(way) + 2]["messages"][-1]["content"]
+    assert f"Is {last[4:]} a sponge on a rack?" in question
+    assert pred.trajectory.metadata["answer_checks"] == [
+        {"action": last, "question": f"Is {last[4:]} a sponge on a rack?", "p_yes": 0.0, "kept": False}
+    ]
+    forced = lm.history[len(way) + 3]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
+    assert "examine rack" in forced and last not in forced  # the forced choice never commits
+    assert "not what the task asks for" in _prompt(lm, len(way) + 3)
+    assert last not in _admissible(_prompt(lm, len(way) + 4))  # struck for the rest of the episode
+
+
+def test_an_answer_the_check_confirms_is_played(house, monkeypatch):
+    pred, lm, way, last = _answer_check(house, monkeypatch, {"asked_for": "a sponge"}, {"answer": "yes"})
+    played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert played == [*way, last] and pred.trajectory.outcome is True
+    assert pred.trajectory.metadata["answers_declined"] == 0
+
+
+def test_a_check_the_lm_cannot_answer_leaves_the_answer_as_chosen(house, monkeypatch):
+    pred, lm, way, last = _answer_check(house, monkeypatch, {"asked_for": "a sponge"}, {"answer": "perhaps"})
+    played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert played == [*way, last] and pred.trajectory.outcome is True and pred.trajectory.metadata["lm_errors"] == 0
+
+
+def test_without_the_check_no_answer_is_questioned(house, monkeypatch):
+    import dspy
+
+    task = "textworld/3/dev/1"
+    *way, last = house.quest(task).walkthrough
+    monkeypatch.setattr(house, "answer_in", lambda a: a[4:] if a.startswith("put ") else None, raising=False)
+    lm = DummyLM([{"action": a} for a in [*way, last]], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = EnvAgent(house, max_steps=len(way) + 1, aids=WORLD_AIDS.replace(confirm=False))(task="t", task_id=task)
+    assert pred.trajectory.outcome is True and len(lm.history) == len(way) + 1
+    assert "answers_declined" not in pred.trajectory.metadata

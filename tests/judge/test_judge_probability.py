@@ -12,8 +12,9 @@ import pytest
 from dspy.utils import DummyLM
 from judge_testing import entry, verdict_reply
 
+from rbdspy.core.logprobs import label_probability
 from rbdspy.judge import ProbabilityJudge
-from rbdspy.judge.probability import label_probability, lm_calls, log_odds
+from rbdspy.judge.probability import LABELS, lm_calls, log_odds
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
 from rbdspy.types import Step, Trajectory
 
@@ -168,11 +169,11 @@ def test_bad_settings_are_refused():
 
 def test_label_probability_reads_the_first_label_token():
     tokens = [entry('{"', 1.0, [("x", 0.1)]), entry("fail", 0.7, [("fail", 0.7), ("succ", 0.2), ("f", 0.05)])]
-    assert label_probability({"content": tokens}) == pytest.approx(0.2 / 0.9)
+    assert label_probability({"content": tokens}, LABELS) == pytest.approx(0.2 / 0.9)
     # The chosen token counts even when the alternatives leave it out; the other label may be missing.
-    assert label_probability([entry(" success", 0.9, [])]) == pytest.approx(1.0)
-    assert label_probability({"content": [entry("maybe", 1.0)]}) is None
-    assert label_probability(None) is None
+    assert label_probability([entry(" success", 0.9, [])], LABELS) == pytest.approx(1.0)
+    assert label_probability({"content": [entry("maybe", 1.0)]}, LABELS) is None
+    assert label_probability(None, LABELS) is None
 
 
 def test_an_lm_whose_provider_has_no_logprobs_is_not_asked_for_them():
