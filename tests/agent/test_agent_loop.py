@@ -1,7 +1,7 @@
 """The agent's loop aids on a real (small) TextWorld house with a scripted LM: the status line says
 where the agent is and what it carries, the repeat guard asks again with a repeated action struck,
-and task focus lists the actions naming the task's things first (suggestions from memory:
-test_memory_routes.py)."""
+task focus lists the actions naming the task's things first, the map's next step is named and listed
+first, and the answer check strikes an answer the LM says does not fit."""
 
 from __future__ import annotations
 
@@ -307,3 +307,27 @@ def test_without_the_check_no_answer_is_questioned(house, monkeypatch):
         pred = EnvAgent(house, max_steps=len(way) + 1, aids=WORLD_AIDS.replace(confirm=False))(task="t", task_id=task)
     assert pred.trajectory.outcome is True and len(lm.history) == len(way) + 1
     assert "answers_declined" not in pred.trajectory.metadata
+
+
+def test_the_maps_next_step_is_named_and_listed_first_in_the_agents_prompt(house):
+    """A past episode of the same quest, served as experience: from the start the map knows the way,
+    so the first prompt names its step above the observation and lists it first, an action the
+    environment accepts there; with no experience, no prompt names one."""
+    import dspy
+
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    past = experience_of(play(house, task, way, places=True))
+    start = house.reset(task)
+    for experience, shown in (([past], True), ([], False)):
+        lm = _lm("look", json=True)
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            EnvAgent(house, max_steps=1, aids=WORLD_AIDS)(task="t", task_id=task, experience=experience)
+        prompt = _prompt(lm, 0)
+        assert ("[Memory suggests: " in prompt) is shown
+        if shown:
+            assert f"[Memory suggests: {way[0]}]" in prompt
+            assert _admissible(prompt)[0] == way[0] and way[0] in start.admissible

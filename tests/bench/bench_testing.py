@@ -74,12 +74,13 @@ class CallCounter:
         return _Callback()
 
 
-def quiet_bench(env, out, embedder, arms: str, **options):
-    """`run_bench` on the scripted LM and an open environment, with no MLflow and no console."""
+def quiet_bench(env, out, embedder, arms: str, answers: dict | None = None, **options):
+    """`run_bench` on the scripted LM (its `answers`, default ANSWERS) and an open environment,
+    with no MLflow and no console."""
     from rbdspy.bench import run_bench
 
     return run_bench(
-        scripted_lm(),
+        scripted_lm(answers),
         embedder,
         out,
         arms=arms,

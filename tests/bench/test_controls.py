@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("textworld")
 
-from bench_testing import quiet_bench  # noqa: E402
+from bench_testing import ANSWERS, LESSON, quiet_bench  # noqa: E402
 
 from rbdspy.bench.controls import (  # noqa: E402
     EXEMPLARS,
@@ -148,15 +148,46 @@ def test_a_house_stream_plays_the_controls_task_by_task(house, tmp_path, hash_em
 
 
 def test_lessons_written_on_a_house_stream_are_checked_for_truth(house, tmp_path, hash_embedder):
+    """Each lesson a bank writes on a world that knows its facts is checked against them: a lesson
+    placing a thing in its own room has one true claim, one placing it in another room one false
+    claim, and a strategy states no fact (unchecked, not true). A checker that counted nothing, or
+    took every claim for true, fails here."""
     # The paper's bank around an agent that reads its lessons (around the house's default agent,
     # which shows no memory block, it writes none: nobody would read them).
+    facts = house.facts(3)
+    thing = sorted(facts.place)[0]
+    room = facts.room_of[thing]
+    elsewhere = next(r for r in facts.rooms if r != room)
+    right = {"title": "Fetch from the right room", "description": "When a task needs a thing."}
+    wrong = {"title": "Fetch from the wrong room", "description": "When a task needs a thing."}
+    lessons = [
+        {**right, "content": f"The {thing} is in the {room}."},
+        {**wrong, "content": f"The {thing} is in the {elsewhere}."},
+        LESSON,
+    ]
     out = tmp_path / "bank-run"
-    results = quiet_bench(house, out, hash_embedder, "reasoningbank-read", task_set="house", n_tasks=2, max_steps=1)
+    results = quiet_bench(
+        house,
+        out,
+        hash_embedder,
+        "reasoningbank-read",
+        answers={**ANSWERS, "fields: `lessons`": {"lessons": lessons}},
+        task_set="house",
+        n_tasks=2,
+        max_steps=1,
+    )
     records = [json.loads(line) for line in (out / "arms" / "reasoningbank-read.jsonl").read_text().splitlines()]
-    written = [w for r in records for w in r["written"]]
-    assert written and all(w["truth"] == {"claims": 0, "true": 0} for w in written)  # a strategy states no fact
+    assert len(records) == 2
+    expected = {
+        right["title"]: {"claims": 1, "true": 1},
+        wrong["title"]: {"claims": 1, "true": 0},
+        LESSON["title"]: {"claims": 0, "true": 0},
+    }
+    for record in records:
+        assert len(record["written"]) == 3, record["task_id"]
+        assert {w["title"]: w["truth"] for w in record["written"]} == expected, record["task_id"]
     truth = results["memory"]["reasoningbank-read"]["lesson_truth"]
-    assert truth == {"items": len(written), "stating_facts": 0, "all_true": 0, "claims": 0, "true_claims": 0}
+    assert truth == {"items": 6, "stating_facts": 4, "all_true": 2, "claims": 4, "true_claims": 2}
 
 
 def test_an_every_episode_record_states_true_places_and_its_truth_can_be_checked_again(house, tmp_path, hash_embedder):

@@ -232,7 +232,18 @@ def test_the_bank_anatomy_script_reads_a_run_without_touching_it(smoke_run, monk
     assert f"labels: agree {labels['agree']}/{labels['labelled']}" in text
     written = sum(len(r["written"]) for r in rows)
     assert f"| success | {written} |" in text  # the scripted extractor writes success lessons only
-    served = sum(1 for r in rows if r["retrieved"])
-    assert f"| success | {served} |" in text or served == 0
+    # Its table of what was served on each task: the first task finds the bank empty, later ones
+    # are served the success lessons earlier ones wrote, each row with its wins and the bare agent's.
+    served = [r for r in rows if r["retrieved"]]
+    unserved = [r for r in rows if not r["retrieved"]]
+    assert served and unserved and not rows[0]["retrieved"]
+    assert {r["retrieved"][0]["source"] for r in served} == {"success"}
+    baseline = {r["index"]: r["success"] for r in records["no-memory"]}
+
+    def row(kind, played):
+        won, bare = sum(bool(r["success"]) for r in played), sum(bool(baseline[r["index"]]) for r in played)
+        return f"| {kind} | {len(played)} | {won} | {bare} |"
+
+    assert row("nothing served", unserved) in text.splitlines() and row("success", served) in text.splitlines()
     # Read-only: every file the bank had is unchanged (SQLite may add its WAL side files on open).
     assert {name: (bank / name).read_bytes() for name in before} == before

@@ -4,6 +4,8 @@ back (fence-free text, usage DSPy can track), and that server errors raise."""
 
 import asyncio
 import json
+import logging
+import sys
 import threading
 import time
 from typing import Literal
@@ -374,11 +376,50 @@ def test_openmp_spins_are_capped(monkeypatch):
     assert os.environ["GOMP_SPINCOUNT"] == "1000"
 
 
-def test_openmp_policy_too_late_is_reported(monkeypatch):
+class FakeXllamacpp:
+    """Stands in for the xllamacpp module: records the params a server was started with, and
+    loads no model."""
+
+    def __init__(self):
+        self.started = []
+
+    def CommonParams(self):  # noqa: N802 (xllamacpp's name)
+        from types import SimpleNamespace as NS
+
+        return NS(model=NS(), cpuparams=NS(), cpuparams_batch=NS())
+
+    def Server(self, params):  # noqa: N802
+        self.started.append(params)
+        return FakeServer()
+
+
+def test_openmp_policy_too_late_is_reported(monkeypatch, tmp_path, caplog):
+    """OpenMP loaded before rbdspy (e.g. by torch) cannot take the short spins: starting the
+    embedded server then logs a warning that says so and how to fix it; with the spins in force
+    it logs nothing."""
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.setattr(local_engine, "_libgomp_loaded", lambda: True)
-    assert local_engine._prefer_short_openmp_spins() is False
+    fake = FakeXllamacpp()
+    monkeypatch.setitem(sys.modules, "xllamacpp", fake)
+    monkeypatch.setattr(local_engine, "_SERVERS", {})
+    model = tmp_path / "fake.gguf"
+    model.write_bytes(b"")
+
+    def start(n_threads):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger=local_engine.__name__):
+            LlamaEngine(model_path=model, n_threads=n_threads).load()
+        return [r for r in caplog.records if r.name == local_engine.__name__ and r.levelno == logging.WARNING]
+
+    monkeypatch.setattr(local_engine, "_SHORT_SPINS", local_engine._prefer_short_openmp_spins())
+    assert local_engine._SHORT_SPINS is False
+    [warning] = start(n_threads=1)
+    message = warning.getMessage()
+    assert "OpenMP was loaded" in message and "GOMP_SPINCOUNT=1000" in message and "Import rbdspy first" in message
+    monkeypatch.setattr(local_engine, "_SHORT_SPINS", True)
+    assert start(n_threads=2) == []  # another setting: a second server, started without the warning
+    assert [p.model.path for p in fake.started] == [str(model)] * 2
 
 
 def test_users_openmp_choice_stands(monkeypatch):

@@ -67,10 +67,26 @@ def test_tasks_with_one_template_are_told_apart_by_their_situation(store):
 
 
 def test_the_papers_task_query_cannot_tell_them_apart(store):
+    """Queried by the task text alone, two tasks of one template look the same: the agent's
+    situation is never asked for nor stored, both lessons match equally, and the kitchen task is
+    served what the garden task is (by situation, each gets its own: the test above)."""
+    agent = SituatedAgent()
+    asked = []
+    agent.situation = lambda **inputs: asked.append(inputs) or SituatedAgent.situation(agent, **inputs)
+    bank = ReasoningBank(agent, store, retriever=MemoryRetriever(store, query="task"), compiled=None)
     dspy.configure(lm=_lm("Cook on the stove"))
-    bank = ReasoningBank(SituatedAgent(), store, retriever=MemoryRetriever(store, query="task"))
     bank(task=TEMPLATE, task_id="a")
-    assert bank.query == "task" and store.list()[0].provenance[0].situation is None
+    dspy.configure(lm=_lm("Dig with the shovel"))
+    bank(task=TEMPLATE, task_id="b")
+    assert sorted(i.title for i in store.list()) == ["Cook on the stove", "Dig with the shovel"]
+    assert all(i.provenance[0].situation is None for i in store.list())
+    kitchen, garden = (run(bank.recall_plan({"task": TEMPLATE, "task_id": t})) for t in "ab")
+    assert asked == [] and kitchen.situation is None and garden.situation is None
+    assert [m.id for m in kitchen.memories] == [m.id for m in garden.memories] and len(garden.memories) == 1
+    assert kitchen.retrieval == garden.retrieval and garden.retrieval[0]["situation_similarity"] is None
+    # Both lessons match the query equally: nothing in it tells the garden from the kitchen.
+    both = bank.retriever(task=TEMPLATE, k=2).retrieval
+    assert len(both) == 2 and both[0]["similarity"] == both[1]["similarity"]
 
 
 def _lm(lesson: str) -> RolloutLM:

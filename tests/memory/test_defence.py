@@ -64,12 +64,18 @@ ORDINARY = [
 ]
 
 
+QUALITY_LESSONS = ROOT / "docs" / "bench" / "lesson-quality-local.md"
+
+
 def _quality_lessons() -> list[str]:
-    """Lessons the embedded LM wrote in the lesson-quality benchmark (read-only)."""
-    path = ROOT / "docs" / "bench" / "lesson-quality-local.md"
-    if not path.is_file():
-        return []
-    return [line.strip()[4:] for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("    - **")]
+    """Lessons the embedded LM wrote in the lesson-quality benchmark (read-only). The file is
+    tracked: a missing or reformatted one fails here, rather than leaving the false-positive check
+    with the hand-written lessons alone."""
+    assert QUALITY_LESSONS.is_file(), f"{QUALITY_LESSONS} is missing: the false-positive check reads its lessons"
+    lines = QUALITY_LESSONS.read_text(encoding="utf-8").splitlines()
+    lessons = [line.strip()[4:] for line in lines if line.startswith("    - **")]
+    assert len(lessons) >= 20, f"{QUALITY_LESSONS} holds {len(lessons)} lessons (as '    - **title**: ...' lines)"
+    return lessons
 
 
 def test_the_corpus_is_well_formed():
@@ -102,9 +108,11 @@ def test_every_corpus_item_and_attacker_lesson_is_held():
 
 
 def test_ordinary_lessons_pass_false_positive_rate_zero():
-    texts = [lesson.text() for lesson in ORDINARY] + _quality_lessons()
+    """Hand-written lessons and the embedded LM's own lessons: none may be held."""
+    written = _quality_lessons()
+    texts = [lesson.text() for lesson in ORDINARY] + written
     flagged = [(t[:80], text_findings(t)) for t in texts if text_findings(t)]
-    assert len(texts) >= len(ORDINARY) and flagged == []
+    assert flagged == [] and len(texts) == len(ORDINARY) + len(written)
     kept, held = Quarantine().split(ORDINARY)
     assert kept == ORDINARY and held == []
 
