@@ -252,6 +252,17 @@ ARMS: dict[str, Arm] = {
     )
 }
 
+# ReasoningBank as the paper serves it and as the agent reads it, then rbdspy's defaults and its
+# action and route banks: the bank arms of each set that compares memory designs.
+_BANK_DESIGNS = [
+    "reasoningbank",
+    "reasoningbank-read",
+    "reasoningbank-improved",
+    "reasoningbank-actions",
+    "reasoningbank-actions-oracle",
+    "reasoningbank-routes",
+]
+
 # Named sets for --arms. "default" fits the embedded local LM in about an hour
 # (docs/guides/bench.md#default-size-and-its-duration).
 ARM_SETS: dict[str, list[str]] = {
@@ -275,12 +286,7 @@ ARM_SETS: dict[str, list[str]] = {
     "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],
     "house": [
         BASELINE,
-        "reasoningbank",
-        "reasoningbank-read",
-        "reasoningbank-improved",
-        "reasoningbank-actions",
-        "reasoningbank-actions-oracle",
-        "reasoningbank-routes",
+        *_BANK_DESIGNS,
         "trajectory-memory",
         "workflow-memory",
         "oracle-facts",
@@ -290,12 +296,7 @@ ARM_SETS: dict[str, list[str]] = {
     ],
     "all": [
         BASELINE,
-        "reasoningbank",
-        "reasoningbank-read",
-        "reasoningbank-improved",
-        "reasoningbank-actions",
-        "reasoningbank-actions-oracle",
-        "reasoningbank-routes",
+        *_BANK_DESIGNS,
         "reasoningbank-seeded",
         "reasoningbank-oracle",
         "success-only",
