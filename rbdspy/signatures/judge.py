@@ -34,7 +34,7 @@ class JudgeTrajectory(dspy.Signature):
 # ---- opt-in judge designs (rbdspy.judge.judge_for(design)); the default above is unchanged ---------
 
 # The docstrings below end with the words of rbdspy.render.NOT_SHOWN_RULE (a docstring cannot
-# import it; tests/test_render.py checks that they do).
+# import it; tests/render/test_render.py checks that they do).
 
 
 class RequirementCheck(BaseModel):

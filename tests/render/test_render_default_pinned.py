@@ -24,7 +24,7 @@ from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.types import Step, Trajectory
 
-DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+DATASETS = Path(__file__).resolve().parents[2] / "datasets"
 
 # trajectory id -> (file, sha256 of render(), of render(2000), of render() without final_answer)
 PINNED = {

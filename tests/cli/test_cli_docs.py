@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from rbdspy.cli import app
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "cli.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "cli.md"
 
 
 def _guide_lines() -> list[str]:

@@ -21,7 +21,7 @@ from rbdspy.render import (
 from rbdspy.signatures import judge as judge_signatures
 from rbdspy.types import Step, Trajectory, render_by_characters
 
-DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+DATASETS = Path(__file__).resolve().parents[2] / "datasets"
 ROOM = (
     "This room is called the kitchen. In it, you see:\n\tthe agent\n\ta substance called air\n"
     "\ta fridge, which is closed\n\ta stove, which is turned off\n\ta counter with a knife on it\n"
