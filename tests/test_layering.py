@@ -93,3 +93,39 @@ def test_the_adapters_know_neither_the_agent_nor_the_datasets():
     edges = folder_edges()
     for low, high in [("envs", "agent"), ("envs", "datasets"), ("envs", "bench"), ("maps", "agent")]:
         assert (low, high) not in edges, edges.get((low, high))
+
+
+def module_edges() -> dict[str, set[str]]:
+    """Each module of rbdspy -> the modules of rbdspy it imports (any import, anywhere in it)."""
+    paths = sorted(PACKAGE.rglob("*.py"))
+    modules = {_module_name(p) for p in paths}
+    return {_module_name(p): _imports(p, modules) - {_module_name(p)} for p in paths}
+
+
+def import_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of imports (its modules in order, the first repeated at the end), or None."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return path[path.index(module) :] + [module]
+        if module in done:
+            return None
+        for imported in sorted(edges.get(module, ())):
+            if (cycle := visit(imported, [*path, module])) is not None:
+                return cycle
+        done.add(module)
+        return None
+
+    return next((c for m in sorted(edges) if (c := visit(m, [])) is not None), None)
+
+
+def test_no_module_imports_itself_through_others():
+    # A package's __init__ importing its modules, and a module importing the package for a name
+    # it re-exports, would make a cycle too: every edge counts, a TYPE_CHECKING import included.
+    assert import_cycle(module_edges()) is None, " -> ".join(import_cycle(module_edges()) or [])
+
+
+def test_the_cycle_finder_finds_one():
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rbdspy.render.budget import CHARS_PER_TOKEN, NOT_SHOWN_RULE, Cut
-
-if TYPE_CHECKING:
-    from rbdspy.render.evidence import EvidenceRenderer
 
 _ACTION_FLOOR = 32  # an action is never shortened below this many tokens
 _FOLD_OBS_CAP = 24  # once observations are folded, the others keep about one sentence
@@ -103,10 +100,18 @@ def _words_suffix(text: str, chars: int) -> str:
     return end.lstrip()
 
 
+class Limits(Protocol):
+    """What a layout reads of its renderer (`EvidenceRenderer`): the budget and how tokens are
+    counted (the renderer imports this module, so the layout names only these)."""
+
+    budget_tokens: int
+    count_tokens: Callable[[str], int]
+
+
 class Layout:
     """The analysed trajectory, assembled into text under a set of limits (`_Params`)."""
 
-    def __init__(self, renderer: EvidenceRenderer, items, turns, runs, status):
+    def __init__(self, renderer: Limits, items, turns, runs, status):
         self.r = renderer
         self.count = renderer.count_tokens
         self.items, self.runs, self.status = items, runs, status
