@@ -10,7 +10,7 @@ download, no API key:
   the output fields from the prompt and fills each one by its name and type (a judge says
   "success", an extractor writes one lesson, an agent answers "look around"). A spec other than
   "local"/"local-fast" is still checked by the real factory first, so a docs page cannot show a
-  model string rbdspy would refuse.
+  model string rbdspy would refuse (OPENAI_API_KEY is set to a placeholder, as the pages ask).
 - ``rbdspy.make_embedder(spec)`` returns the deterministic `HashEmbedder`.
 - MLflow writes to a SQLite store in the page's directory.
 
@@ -168,6 +168,7 @@ def docs_env(tmp_path, monkeypatch):
     for module in (rbdspy, rbdspy.lm, factory):
         monkeypatch.setattr(module, "make_lm", make_lm)
         monkeypatch.setattr(module, "make_embedder", make_embedder)
+    monkeypatch.setenv("OPENAI_API_KEY", "docs-test")  # as a reader of the pages exported it (make_lm checks it)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     monkeypatch.setenv("RBDSPY_MLFLOW_AUTOLOG", "0")
     monkeypatch.delenv("MLFLOW_EXPERIMENT_ID", raising=False)  # mlflow.set_experiment exports it

@@ -8,13 +8,21 @@ from pathlib import Path
 import typer
 
 import rbdspy.bench
-from rbdspy.bench import BenchOptions, parse_arms, report_run
+from rbdspy.bench import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TASKS,
+    SMOKE_MAX_STEPS,
+    SMOKE_TASKS,
+    BenchOptions,
+    parse_arms,
+    report_run,
+)
 from rbdspy.bench.arms import ARM_SETS
 from rbdspy.bench.executors import EXECUTORS
 from rbdspy.bench.tasks import StreamTooLongError
 from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
-from rbdspy.cli.common import EmbedderOpt, LmOpt, check_env, get_console, models
-from rbdspy.envs.task_sets import BENCH_ENVS, env_for_task_set
+from rbdspy.cli.common import ENV_HELP, EmbedderOpt, LmOpt, check_env, get_console, models
+from rbdspy.envs.task_sets import env_for_task_set
 from rbdspy.ray_support import NotPicklableError, RayMissingError
 
 
@@ -22,14 +30,15 @@ def bench(
     env: str | None = typer.Option(
         None,
         "--env",
-        help="twx (small TextWorld-Express games) | scienceworld | textworld (persistent worlds); default: the "
-        "one --task-set is played in.",
+        help=f"{ENV_HELP}; default: the one --task-set is played in (twx for demo and lift, textworld for the "
+        "house sets).",
     ),
     tasks: int | None = typer.Option(
         None,
         "--tasks",
         "-n",
-        help="Tasks in the stream: --build-fraction of them built on train, the rest measured on dev (default 12).",
+        help="Tasks in the stream: --build-fraction of them built on train, the rest measured on dev (default "
+        f"{DEFAULT_TASKS}; {SMOKE_TASKS} with --smoke).",
     ),
     arms: str = typer.Option(
         "default",
@@ -38,10 +47,14 @@ def bench(
         "an unknown name is refused with the list).",
     ),
     seed: int = typer.Option(0, "--seed", help="Which variations are drawn, and the bootstrap's seed."),
-    max_steps: int | None = typer.Option(None, "--max-steps", help="Step limit per task (default 8; 2 with --smoke)."),
+    max_steps: int | None = typer.Option(
+        None, "--max-steps", help=f"Step limit per task (default {DEFAULT_MAX_STEPS}; {SMOKE_MAX_STEPS} with --smoke)."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default bench-runs/<timestamp>)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out, skipping finished tasks."),
-    smoke: bool = typer.Option(False, "--smoke", help="CI size: 6 tasks x 2 steps."),
+    smoke: bool = typer.Option(
+        False, "--smoke", help=f"CI size: {SMOKE_TASKS} tasks x {SMOKE_MAX_STEPS} steps (unless --tasks, --max-steps)."
+    ),
     compiled: Path | None = typer.Option(
         None,
         "--compiled",
@@ -67,7 +80,7 @@ def bench(
     agent: str = typer.Option(
         "auto",
         "--agent",
-        help="The agent every arm plays with: auto (EnvAgent's default: routes in a world that persists, plain "
+        help="The agent every arm plays with: auto (as EnvAgent chooses: routes in a world that persists, plain "
         "elsewhere) | plain (no aid) | status (where it is, what it carries) | guard (no action "
         "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
         "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four) | "
@@ -128,7 +141,7 @@ def bench(
     interval against no-memory; writes JSON, Markdown and PNGs and logs to MLflow."""
     console = get_console()
     if env is not None:
-        check_env(env, BENCH_ENVS)
+        env = check_env(env)
     try:
         env = env_for_task_set(task_set, env)
     except ValueError as error:

@@ -7,9 +7,9 @@ from pathlib import Path
 import dspy
 import typer
 
-import rbdspy.lm
 from rbdspy.cli.common import LmOpt, get_console
 from rbdspy.cli.compile import AdapterOpt, BudgetTokensOpt, DesignOpt, _adapter, _judge_view
+from rbdspy.cli.preflight import lm_for
 from rbdspy.judge.calibration import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, DEFAULT_MAX_FALSE_SUCCESS
 
 
@@ -50,12 +50,13 @@ def calibrate_cmd(
     if not judge:
         raise typer.BadParameter("say what to calibrate: --judge (the judge's band)", param_hint="--judge")
     renderer = _judge_view(["judge"], design, budget_tokens)
+    task_lm = lm_for(lm)
     dspy.configure(adapter=_adapter(adapter))
     try:
         calibration, saved, run_id = calibrate_judge(
             data,
             path=path,
-            lm=rbdspy.lm.make_lm(lm),
+            lm=task_lm,
             limit=limit,
             seed=seed,
             max_false_success=max_false_success,

@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 
 from rbdspy.cli import seams
-from rbdspy.envs.task_sets import DEMO_ENVS
+from rbdspy.envs.task_sets import env_name
+from rbdspy.lessons.auto import DEFAULT_K, WORLD_K
 from rbdspy.memory.postgres import is_postgres_url
 
 NamespaceOpt = typer.Option(
@@ -24,11 +25,15 @@ EmbedderOpt = typer.Option(
     None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string."
 )
 LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
-# One vocabulary for every command: --memories (items retrieved per task), --rollouts (MaTTS).
+# One vocabulary for every command: --env (the environments' names), --memories (items retrieved
+# per task), --rollouts (MaTTS).
+ENV_HELP = "textworld (persistent TextWorld worlds: the house) | twx (small TextWorld-Express games) | scienceworld"
+# None: the retriever's k="auto" (`rbdspy.lessons.auto`), which the help states from its constants.
 MemoriesOpt = typer.Option(
     None,
     "--memories",
-    help="Memory items retrieved per task (default: 3 in the house, whose wins are stored as actions too; else 1).",
+    help=f"Memory items retrieved per task, at most (default: {WORLD_K} where the tasks share a world that "
+    f"persists, as in textworld and scienceworld; else {DEFAULT_K}).",
 )
 RolloutsOpt = typer.Option(
     3,
@@ -61,11 +66,13 @@ def deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_val
     return old_value
 
 
-def check_env(env: str, offered: tuple[str, ...] | None = None) -> None:
-    """--env must be one of `offered` (default: the environments the demo plays)."""
-    offered = offered or DEMO_ENVS
-    if env not in offered:
-        raise typer.BadParameter(f"{env!r} is not one of {', '.join(offered)}", param_hint="--env")
+def check_env(env: str) -> str:
+    """--env as the environments are named (`task_sets.ENVS`, the same for every command); any
+    other name, an old spelling ("house") included, is one error line naming the option."""
+    try:
+        return env_name(env)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--env") from error
 
 
 def bank_location(path: str) -> Path | str:

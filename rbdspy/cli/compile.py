@@ -9,8 +9,8 @@ import dspy
 import typer
 from rich.table import Table
 
-import rbdspy.lm
 from rbdspy.cli.common import LmOpt, get_console
+from rbdspy.cli.preflight import lm_for
 from rbdspy.judge.judge import DEFAULT_JUDGE_DESIGN, JUDGE_DESIGNS
 from rbdspy.render import MIN_BUDGET_TOKENS
 
@@ -50,10 +50,10 @@ def _judge_view(targets: list[str], design: str, budget_tokens: int | None) -> i
     return budget_tokens
 
 
-def _lm_or_none(spec: str | None):
+def _lm_or_none(spec: str | None, option: str):
     if spec is None:
         return None
-    return rbdspy.lm.make_lm(spec)
+    return lm_for(spec, option)
 
 
 def _report_table(title: str, metrics: dict[str, float]) -> Table:
@@ -119,10 +119,10 @@ def compile_cmd(
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--target/--optimizer") from error
     renderer = _judge_view(targets, design, budget_tokens)
-    task_lm = rbdspy.lm.make_lm(lm)
+    task_lm = lm_for(lm)
+    reflection = _lm_or_none(reflection_lm, "--reflection-lm")
+    rubric = _lm_or_none(rubric_lm, "--rubric-lm")
     dspy.configure(lm=task_lm, adapter=_adapter(adapter))
-    reflection = _lm_or_none(reflection_lm)
-    rubric = _lm_or_none(rubric_lm)
     options = CompileOptions(
         budget=budget,
         train_limit=train_limit,
@@ -202,17 +202,18 @@ def eval_cmd(
     if target not in ("judge", "extractors"):
         raise typer.BadParameter(f"{target!r} is not judge or extractors", param_hint="--target")
     renderer = _judge_view([target], design, budget_tokens)
+    task_lm, rubric = lm_for(lm), _lm_or_none(rubric_lm, "--rubric-lm")
     dspy.configure(adapter=_adapter(adapter))
     try:
         report, run_id = evaluate_program(
             target,
             data,
             compiled=compiled,
-            lm=rbdspy.lm.make_lm(lm),
+            lm=task_lm,
             limit=limit,
             seed=seed,
             num_threads=threads,
-            rubric_lm=_lm_or_none(rubric_lm),
+            rubric_lm=rubric,
             experiment=experiment,
             design=design,
             renderer=renderer,

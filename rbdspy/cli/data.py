@@ -8,10 +8,10 @@ from pathlib import Path
 import dspy
 import typer
 
-import rbdspy.lm
 from rbdspy.agent import EnvAgent
 from rbdspy.bench.labelled import labelled_from_run
 from rbdspy.cli.common import get_console
+from rbdspy.cli.preflight import lm_for
 from rbdspy.datasets import build_dataset
 from rbdspy.datasets.dataset import write_records
 from rbdspy.datasets.dataset_stats import file_table, overlap, type_table
@@ -34,7 +34,7 @@ def _game_params(values: list[str]) -> dict[str, str]:
     return out
 
 
-@data_app.command("build")
+@data_app.command("build", short_help="Write trajectories labelled by the environment's score.")
 def data_build(
     env: str = typer.Option(..., "--env", help="scienceworld | twx | textworld (quests in one persistent world)"),
     split: str = typer.Option("train", "--split", help="train | dev | test"),
@@ -61,19 +61,20 @@ def data_build(
     before it is written; records that do not reproduce their label are discarded."""
     console = get_console()
     out = out or Path("datasets") / f"{env}-{split}.jsonl"
-    out.parent.mkdir(parents=True, exist_ok=True)
     if agent_only and not agent_lm:
         raise typer.BadParameter(
             "--agent-only needs --agent-lm (the LM whose rollouts to record)", param_hint="--agent-only"
         )
+    agent_model = lm_for(agent_lm, "--agent-lm") if agent_lm else None  # checked before anything is written
+    out.parent.mkdir(parents=True, exist_ok=True)
     options: dict = {"gold_cache": gold_cache} if gold_cache else {}
     if params:
         options["params"] = _game_params(params)
     with make_env(env, **options) as environment:
         agent = None
-        if agent_lm:
+        if agent_model is not None:
             # JSONAdapter: the embedded engine then constrains each action to the output schema.
-            dspy.configure(lm=rbdspy.lm.make_lm(agent_lm), adapter=dspy.JSONAdapter())
+            dspy.configure(lm=agent_model, adapter=dspy.JSONAdapter())
             agent = EnvAgent(environment, max_steps=max_steps)
         types = [t.strip() for t in task_types.split(",")] if task_types else None
         report = build_dataset(
@@ -83,14 +84,14 @@ def data_build(
     console.print(f"wrote {out}")
 
 
-@data_app.command("stats")
+@data_app.command("stats", short_help="Count records per file, split, task type, label and provenance.")
 def data_stats(files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="Dataset JSONL files.")):
     """Counts per file, split, task type, label and provenance, as Markdown (the datasheet's tables)."""
     table, _ = file_table(files)
     typer.echo(table + "\n\n" + type_table(files) + f"\n\nTask ids found in more than one split: {overlap(files)}")
 
 
-@data_app.command("from-bench")
+@data_app.command("from-bench", short_help="Write a bench run's trajectories as labelled records.")
 def data_from_bench(
     run: Path = typer.Argument(..., exists=True, file_okay=False, help="A `rbdspy bench` run directory (--out)."),
     out: Path = typer.Option(..., "--out", help="JSONL to write."),

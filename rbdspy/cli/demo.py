@@ -6,6 +6,7 @@ import typer
 
 from rbdspy.cli import demo_run
 from rbdspy.cli.common import (
+    ENV_HELP,
     EmbedderOpt,
     LmOpt,
     MemoriesOpt,
@@ -26,11 +27,7 @@ def demo(
         "bank", "--path", "-p", help="Where the bank is kept (reused if it exists): a directory or a postgresql:// URL."
     ),
     namespace: str | None = NamespaceOpt,
-    env: str = typer.Option(
-        "house",
-        "--env",
-        help="house (quests in one persistent TextWorld world) | twx (small TextWorld-Express games) | scienceworld",
-    ),
+    env: str = typer.Option("textworld", "--env", help=ENV_HELP),
     tasks: int = typer.Option(3, "--tasks", "-n", help="How many environment tasks to play."),
     max_steps: int = typer.Option(10, "--max-steps", help="Step limit per task."),
     memories: int | None = MemoriesOpt,
@@ -43,14 +40,14 @@ def demo(
 ):
     """Play a short stream of environment tasks with EnvAgent wrapped in ReasoningBank (offline by default).
 
-    By default, quests in one persistent TextWorld world that fetch the same thing: a later quest
-    is offered the way an earlier one won, and a step played on memory's suggestion is marked
-    "(memory)". Each step is printed as the agent plays it, then one block per task. Exits 1 when
-    the agent failed on every task."""
+    By default (--env textworld), quests in the house, one persistent TextWorld world, that fetch
+    the same thing: a later quest is offered the way an earlier one won, and a step played on
+    memory's suggestion is marked "(memory)". Each step is printed as the agent plays it, then one
+    block per task. Exits 1 when the agent failed on every task."""
     console = get_console()
     memories = deprecated_alias(ctx, "memories", "--memories", "-k", old_memories)
     rollouts = deprecated_alias(ctx, "rollouts", "--rollouts", "--k", old_rollouts)
-    check_env(env)
+    env = check_env(env)
     if matts not in MATTS_MODES:
         raise typer.BadParameter(f"{matts!r} is not one of {', '.join(MATTS_MODES)}", param_hint="--matts")
     if rollouts < 1:

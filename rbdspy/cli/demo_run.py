@@ -29,6 +29,7 @@ live in rbdspy/envs/task_sets.py (`open_demo_env`, `demo_tasks`), which `rbdspy 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from rich.text import Text
 from rbdspy.agent import EnvAgent
 from rbdspy.agent import env_agent as agent_module
 from rbdspy.core.lm_errors import LMSetupError
-from rbdspy.core.roles import AGENT_ROLE, ERROR_ROLE
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
 from rbdspy.core.text import clip
 from rbdspy.envs.task_sets import demo_tasks, open_demo_env
 from rbdspy.loop.reasoning_bank import ReasoningBank
@@ -102,6 +103,27 @@ def _lm_failure(trajectory) -> str | None:
     return _one_line(f"the LM failed on all {errors} steps; first: {first}")
 
 
+# Whether the environment understood an action, from its step's `valid` and the reply.
+Understood = Callable[[bool, str], bool]
+
+
+def understood_by(environment: Any) -> Understood:
+    """Whether `environment` understood an action, from its step's `valid` and its reply. `valid`
+    False says only that the action was not one the environment accepts as it stands; an
+    environment that tells a refusal of the words apart from an action it understood that changed
+    nothing ("You already have that.") has an `understood(observation)` method (TextWorld's)."""
+    method = getattr(environment, "understood", None)
+    return lambda valid, observation: valid or (callable(method) and bool(method(observation)))
+
+
+def _not_understood(trajectory, understood: Understood) -> int:
+    """How many of an episode's actions the environment did not understand."""
+    steps = trajectory.steps if trajectory is not None else []
+    return sum(
+        1 for step in steps if step.role == ENV_ROLE and not understood(step.metadata.get("valid", True), step.content)
+    )
+
+
 def _suggestions(trajectory) -> dict[str, int]:
     """How many steps memory suggested an action on, and on how many the agent played it."""
     agent_steps = [step for step in (trajectory.steps if trajectory is not None else []) if step.role == AGENT_ROLE]
@@ -109,7 +131,7 @@ def _suggestions(trajectory) -> dict[str, int]:
     return {"suggested": len(offered), "followed": sum(s.metadata["suggested"] == s.content for s in offered)}
 
 
-def _row(task_id: str, pred: dspy.Prediction) -> dict:
+def _row(task_id: str, pred: dspy.Prediction, understood: Understood) -> dict:
     trajectory = pred.trajectory  # None only when every MaTTS rollout failed
     meta = trajectory.metadata if trajectory is not None else {}
     row = {
@@ -120,7 +142,7 @@ def _row(task_id: str, pred: dspy.Prediction) -> dict:
         "steps": int(meta.get("n_steps", 0)),
         "used": [item.title for item in pred.memories_used],
         "added": [f"[{item.source}] {item.title}" for item in pred.memories_added],
-        "invalid": int(meta.get("invalid_actions", 0) or 0),
+        "not_understood": _not_understood(trajectory, understood),
         "lm_errors": int(meta.get("lm_errors", 0) or 0),
         "error": None,
         **_suggestions(trajectory),
@@ -150,7 +172,7 @@ def _failed_row(task_id: str, error: BaseException, steps: int) -> dict:
         "steps": steps,
         "used": [],
         "added": [],
-        "invalid": 0,
+        "not_understood": 0,
         "lm_errors": 0,
         "error": _error_text(error),
     }
@@ -164,9 +186,10 @@ def failed_everywhere(rows: list[dict] | None) -> bool:
 # ---- while it plays -------------------------------------------------------------------------
 
 
-def step_line(event, width: int) -> Text:
+def step_line(event, width: int, understood: bool | None = None) -> Text:
     """One live line for a `StepEvent`: the step, the action and the start of the observation
-    (whitespace folded), clipped to fit `width` from about 60 columns."""
+    (whitespace folded), clipped to fit `width` from about 60 columns; in yellow when the
+    environment did not understand the action (`understood`, default the step's `valid`)."""
     prefix = f"  step {event.step}/{event.max_steps}  "
     if event.error is not None:
         message = event.error[len(_LM_ERROR_PREFIX) :] if event.error.startswith(_LM_ERROR_PREFIX) else event.error
@@ -178,12 +201,9 @@ def step_line(event, width: int) -> Text:
     room = max(24, min(OBSERVATION_SHOWN, width - len(prefix) - len(action) - len(tag) - 3))
     observation = clip(event.observation, room) or "(no reply)"
     marker = (tag, "cyan") if tag else ""
+    ok = event.valid if understood is None else understood
     return Text.assemble(
-        prefix,
-        (action, "bold" if event.valid else "yellow"),
-        marker,
-        " → ",
-        (observation, "dim" if event.valid else "yellow"),
+        prefix, (action, "bold" if ok else "yellow"), marker, " → ", (observation, "dim" if ok else "yellow")
     )
 
 
@@ -211,8 +231,9 @@ class _Live:
     On an interactive terminal a progress bar (task and step) stays below those lines; piped or
     in a file, the lines come alone, with nothing redrawn."""
 
-    def __init__(self, console: Console, n_tasks: int, parallel: bool):
+    def __init__(self, console: Console, n_tasks: int, parallel: bool, understood: Understood | None = None):
         self.console, self.n_tasks, self.parallel = console, n_tasks, parallel
+        self.understood = understood or understood_by(None)
         self.progress: Progress | None = None
         if console.is_interactive:
             self.progress = Progress(
@@ -260,7 +281,8 @@ class _Live:
             if self.parallel:
                 self.console.print(Text(f"  rollout {self.episodes - 1}", style="bold"))
         self.steps += 1
-        self.console.print(step_line(event, self.console.width))
+        understood = event.error is not None or self.understood(event.valid, event.observation)
+        self.console.print(step_line(event, self.console.width, understood))
         self._describe(f"task {self.number}/{self.n_tasks} {self.name}: step {event.step}/{event.max_steps}")
 
     def finish(self, row: dict, rollouts: int) -> None:
@@ -320,8 +342,8 @@ def _judge_text(row: dict) -> str:
 
 def _steps_text(row: dict) -> str:
     extra = []
-    if row.get("invalid"):
-        extra.append(f"{row['invalid']} not understood by the environment")
+    if row.get("not_understood"):
+        extra.append(f"{row['not_understood']} not understood by the environment")
     if row.get("lm_errors"):
         extra.append(f"{row['lm_errors']} LM error{'s' if row['lm_errors'] != 1 else ''}")
     return f"{row['steps']}" + (f" ({', '.join(extra)})" if extra else "")
@@ -385,7 +407,7 @@ def run_demo(
     lm: dspy.LM,
     embedder: Any,
     path: Path | str,
-    env: str = "house",
+    env: str = "textworld",
     n_tasks: int = 3,
     k: int | None = None,
     max_steps: int = 10,
@@ -398,10 +420,12 @@ def run_demo(
     """Plays the stream, returns one row per task (also printed: each step live, a line per task,
     then a block per task).
 
-    `k` is how many memories each task retrieves (default: the bank's, 10 in the house, whose
-    episodes are also stored as where they went and what they saw, else 1). `trust_outcome`
-    labels each task with the environment's outcome instead of the judge (default: in the house,
-    whose score is ground truth; elsewhere the judge labels, as on a task with no ground truth).
+    `env` is one of `task_sets.ENVS` (textworld: quests in the house). `k` is how many memories
+    each task retrieves, at most (default: the bank's, 10 where the tasks share a world that
+    persists, the house's or ScienceWorld's, whose episodes are also stored as where they went and
+    what they saw, else 1). `trust_outcome` labels each task with the environment's outcome
+    instead of the judge (default: in the house, whose score is ground truth; elsewhere the judge
+    labels, as on a task with no ground truth).
     `matts` "parallel" or "sequential" wraps the bank in MaTTS with `rollouts` rollouts (or 1 rollout + rollouts-1
     refinement passes); "none" plays each task once. A task whose agent raised is recorded with
     `error` set (its verdict "not judged") and the stream goes on; a missing or unusable LM
@@ -422,8 +446,9 @@ def run_demo(
         dspy.context(lm=lm, adapter=dspy.JSONAdapter()),
     ):
         task_ids = demo_tasks(environment, n_tasks)
-        live = _Live(console, len(task_ids), parallel=matts == "parallel")
-        house = env == "house"
+        understood = understood_by(environment)
+        live = _Live(console, len(task_ids), parallel=matts == "parallel", understood=understood)
+        house = env == "textworld"  # the demo plays textworld's house (`open_demo_env`)
         # rbdspy's defaults: in the house (a world that persists) the agent plays with routes, and
         # the bank stores every episode as where it went and what it saw and serves 10 items, so
         # a later quest is offered the way to its thing even when no earlier one won.
@@ -440,7 +465,7 @@ def run_demo(
                 try:
                     description = agent.describe(task_id)
                     live.task(description)
-                    row = _row(task_id, program(task=description, task_id=task_id))
+                    row = _row(task_id, program(task=description, task_id=task_id), understood)
                 except LMSetupError:
                     raise
                 except Exception as error:  # the agent's own failure is reported; the bank's is not ours to hide

@@ -17,10 +17,11 @@ from rich.table import Table
 
 import rbdspy.lm
 from rbdspy.cli.common import EmbedderOpt, LmOpt, NamespaceOpt, bank_location, get_console, models
+from rbdspy.cli.preflight import refuse
 from rbdspy.datasets.dataset import load_records, seeding_sample
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import InvalidItemError, MemoryStore
-from rbdspy.memory.doctor import diagnose
+from rbdspy.memory.doctor import UnrepairableBankError, diagnose
 from rbdspy.memory.doctor import repair as repair_bank
 from rbdspy.memory.migrate import migrate
 from rbdspy.memory.postgres import redacted
@@ -64,34 +65,66 @@ def _open(path: str, embedder: str | None = None, must_exist: bool = True, names
         raise bad_bank(error) from error
 
 
-def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+ID_SHOWN = 12  # characters of an item's id a table shows (`memory show` takes a prefix)
+# Item tables (`memory list`, `memory search`) print one line per item at any width: the id whole,
+# the other cells cut with an ellipsis. The most a cell shows on a wide console:
+_WIDEST = {"scope": 16, "title": 40, "description": 60}
+_DESCRIPTION_MIN = 16  # room for less of a description than this leaves it out (`memory show` has it)
+_TITLE_MIN = 24  # room for less of a title than this leaves the scope out
+_CELL = 3  # what a column adds to its text: a space each side and a border
 
 
-def _items_table(items, scores=None) -> Table:
+def _items_table(items, scores=None, width: int = 80, mark_retired: bool = True) -> Table:
+    """The items as a table at most `width` columns wide, one line per item: every id whole, a
+    cell with no room for its whole text cut with an ellipsis. The title comes first: the
+    description is shown only beside the whole title (up to 40 characters) and at least 16
+    characters of itself, the scope only beside at least 24 characters of the title. A retired
+    item's value says "retired" (`mark_retired`, unless every item listed is)."""
+    rows = [
+        {
+            "id": item.id[:ID_SHOWN],
+            "source": item.source,
+            "scope": item.scope or "-",
+            "title": item.title,
+            "description": item.description,
+            "uses": str(item.use_count),
+            "won/lost": f"{item.successes}/{item.failures}",
+            "value": f"{item.value:.2f}" + (" retired" if item.retired and mark_retired else ""),
+            **({"score": f"{scores[i]:.3f}"} if scores is not None else {}),
+        }
+        for i, item in enumerate(items)
+    ]
+    names = ["id", "source", "scope", "title", "description", "uses", "won/lost", "value"]
+    names += ["score"] if scores is not None else []
+    natural = {name: max([len(name)] + [len(row[name]) for row in rows]) for name in names}
+    widths = {name: min(natural[name], _WIDEST.get(name, natural[name])) for name in names}
+
+    def room() -> int:  # for the title and the description: what the other columns leave of `width`
+        return width - 1 - _CELL * len(names) - sum(widths[n] for n in names if n not in ("title", "description"))
+
+    if room() - widths["title"] >= min(widths["description"], _DESCRIPTION_MIN):
+        widths["description"] = min(widths["description"], room() - widths["title"])
+    else:
+        names.remove("description")
+        if room() < min(widths["title"], _TITLE_MIN):
+            names.remove("scope")
+        widths["title"] = max(1, min(widths["title"], room()))
     table = Table(show_lines=False)
-    for column in ("id", "source", "scope", "title", "description", "uses", "won/lost", "value"):
-        table.add_column(column, overflow="fold")
-    if scores is not None:
-        table.add_column("score", justify="right")
-    for i, item in enumerate(items):
-        row = [
-            item.id[:12],
-            item.source,
-            item.scope or "-",
-            _short(item.title, 40),
-            _short(item.description, 60),
-            str(item.use_count),
-            f"{item.successes}/{item.failures}",
-            f"{item.value:.2f}" + (" retired" if item.retired else ""),
-        ]
-        if scores is not None:
-            row.append(f"{scores[i]:.3f}")
-        table.add_row(*row)
+    for name in names:
+        table.add_column(
+            name,
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=widths[name] if name == "id" else None,
+            max_width=widths[name],
+            justify="right" if name == "score" else "left",
+        )
+    for row in rows:
+        table.add_row(*(row[name] for name in names))
     return table
 
 
-@memory_app.command("list")
+@memory_app.command("list", short_help="List a bank's items, oldest first (--retired: the retired ones).")
 def memory_list(
     path: str = PathOpt,
     namespace: str | None = NamespaceOpt,
@@ -111,8 +144,8 @@ def memory_list(
         for item in items:
             typer.echo(item.model_dump_json())
         return
-    console.print(_items_table(items))
-    console.print(f"{len(items)} item(s)")
+    console.print(_items_table(items, width=console.width, mark_retired=not retired))
+    console.print(f"{len(items)} {'retired ' if retired else ''}item(s)")
     if invalid:
         console.print(
             f"[red]{len(invalid)} stored row(s) do not validate and were skipped: {', '.join(invalid[:5])}; "
@@ -129,7 +162,7 @@ def _resolve_id(store, prefix: str) -> str:
     return matches[0]
 
 
-@memory_app.command("show")
+@memory_app.command("show", short_help="Show one item in full, with its provenance.")
 def memory_show(
     item_id: str = typer.Argument(..., help="An item id or a unique prefix of one."),
     path: str = PathOpt,
@@ -142,7 +175,7 @@ def memory_show(
     console.print_json(item.model_dump_json())
 
 
-@memory_app.command("search")
+@memory_app.command("search", short_help="Retrieve the items the bank would show an agent for QUERY.")
 def memory_search(
     query: str = typer.Argument(..., help="A task description to retrieve memory for."),
     path: str = PathOpt,
@@ -155,10 +188,10 @@ def memory_search(
     console = get_console()
     with _open(path, embedder or "local", namespace=namespace) as store:
         hits = store.search(query, k=k, scope=scope)
-    console.print(_items_table([item for item, _ in hits], [score for _, score in hits]))
+    console.print(_items_table([item for item, _ in hits], [score for _, score in hits], width=console.width))
 
 
-@memory_app.command("export")
+@memory_app.command("export", short_help="Write every item as one JSON line (no vectors).")
 def memory_export(
     out: Path = typer.Argument(..., help="JSONL file to write."),
     path: str = PathOpt,
@@ -171,7 +204,7 @@ def memory_export(
     console.print(f"exported {n} item(s) to {out}")
 
 
-@memory_app.command("import")
+@memory_app.command("import", short_help="Add items from a JSONL export, skipping ids already in the bank.")
 def memory_import(
     src: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSONL file of items."),
     path: str = PathOpt,
@@ -195,7 +228,7 @@ def memory_import(
     console.print(f"imported {n} item(s) into {path}")
 
 
-@memory_app.command("stats")
+@memory_app.command("stats", short_help="Count items by source and scope; show the embedder and sizes.")
 def memory_stats(
     path: str = PathOpt,
     namespace: str | None = NamespaceOpt,
@@ -221,7 +254,7 @@ def memory_stats(
     console.print(table)
 
 
-@memory_app.command("restore")
+@memory_app.command("restore", short_help="Serve retired items again.")
 def memory_restore(
     item_ids: list[str] = typer.Argument(..., help="Ids (or unique prefixes) of retired items to serve again."),
     path: str = PathOpt,
@@ -234,7 +267,7 @@ def memory_restore(
     console.print(f"restored {n} item(s) in {path}")
 
 
-@memory_app.command("seed")
+@memory_app.command("seed", short_help="Seed a bank from labelled train trajectories.")
 def memory_seed(
     sources: list[Path] = typer.Option(..., "--from", exists=True, dir_okay=False, help="Train JSONL (repeatable)."),
     path: str = PathOpt,
@@ -268,7 +301,7 @@ def memory_seed(
     console.print(f"seeded {len(items)} item(s) from {len(chosen)} record(s); {path} holds {total}")
 
 
-@memory_app.command("doctor")
+@memory_app.command("doctor", short_help="Check a bank and, with --repair, fix what can be fixed.")
 def memory_doctor(
     path: str = PathOpt,
     repair: bool = typer.Option(
@@ -292,7 +325,10 @@ def memory_doctor(
         )
     if not location.is_dir():
         raise typer.BadParameter(f"no memory bank at {path}", param_hint="--path")
-    done = repair_bank(location) if repair else None
+    try:
+        done = repair_bank(location) if repair else None
+    except UnrepairableBankError as error:  # refused before anything was touched
+        refuse(str(error), code=1)
     report = diagnose(location, sample=sample)
     if done is not None:
         report["repaired"] = done
@@ -306,7 +342,7 @@ def memory_doctor(
     raise typer.Exit(1 if report["problems"] else 0)
 
 
-@memory_app.command("migrate")
+@memory_app.command("migrate", short_help="Copy every item, with its vectors and statistics, to another bank.")
 def memory_migrate(
     source: str = typer.Option(..., "--from", help="The bank to copy from (a directory or a postgresql:// URL)."),
     target: str = typer.Option(..., "--to", help="The bank to copy into (created if new)."),
@@ -326,7 +362,7 @@ def memory_migrate(
     console.print(f"copied {copied} item(s), {skipped} already there; {dst.path} holds {total}")
 
 
-@memory_app.command("rm")
+@memory_app.command("rm", short_help="Remove items (export first if you may want them back).")
 def memory_rm(
     item_ids: list[str] = typer.Argument(..., help="Item ids (or unique prefixes) to remove."),
     path: str = PathOpt,

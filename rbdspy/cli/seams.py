@@ -8,21 +8,18 @@ at each call (through common.get_console and common.models).
 
 from __future__ import annotations
 
-import typer
 from rich.console import Console
 
-import rbdspy.lm  # called through the module, so that a test that swaps make_lm is obeyed
+from rbdspy.cli.preflight import embedder_for, lm_for
 
 console = Console()
 
 
 def load_models(lm: str | None, embedder: str | None) -> tuple:
-    """The LM and the embedder that --lm and --embedder name (the embedded ones by default)."""
-    try:  # both are checked before any work: a wrong name is one line and exit 2
-        return rbdspy.lm.make_lm(lm), rbdspy.lm.make_embedder(embedder)
-    except ValueError as error:
-        hint = "--lm" if "LM spec" in str(error) else "--embedder"
-        raise typer.BadParameter(str(error).splitlines()[0], param_hint=hint) from error
+    """The LM and the embedder that --lm and --embedder name (the embedded ones by default). Both
+    are checked before any work: a wrong name, a missing key or package, a server that refuses
+    connections is one line and exit 2 (rbdspy.cli.preflight)."""
+    return lm_for(lm), embedder_for(embedder)
 
 
 _models = load_models

@@ -54,7 +54,10 @@ def raise_if_setup_error(error: BaseException) -> None:
     if problem is not None:
         if isinstance(error, LMSetupError):
             raise error
-        raise LMSetupError(f"{problem[:1500]}; {SETUP_HINT}") from error
+        # How to configure an LM helps only where none is; an LM without its key or quota already
+        # says how to fix it, and a hint about dspy.configure would send its user the wrong way.
+        hint = f"; {SETUP_HINT}" if problem == "no LM is configured" else ""
+        raise LMSetupError(f"{problem[:1500]}{hint}") from error
 
 
 def configured_lm() -> dspy.BaseLM:

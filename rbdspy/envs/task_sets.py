@@ -35,14 +35,16 @@ SW_HOUSE_TYPES = (
     "lifespan-longest-lived",
     "lifespan-shortest-lived",
 )
-# "house": quests in one persistent TextWorld world that fetch the same thing, so a later quest is
-# served the route an earlier one took (see `house_demo_tasks`).
-DEMO_ENVS = ("house", "twx", "scienceworld")
-# Environments `rbdspy bench` plays: TextWorld-Express, ScienceWorld, and persistent TextWorld
-# worlds (task sets "house": quests in one world that persists; "house-shuffled": every task in a
-# world of its own; "house-starts" and "house-starts-shuffled": the same, each quest starting in a
-# room of its own instead of the world's start room).
-BENCH_ENVS = ("twx", "scienceworld", "textworld")
+# The environments `rbdspy demo --env` and `rbdspy bench --env` take, one vocabulary named as the
+# adapters are (`rbdspy.envs.ENV_NAMES`), the demo's default first: persistent TextWorld worlds
+# (the demo plays quests in one of them, the house, that fetch the same thing, so a later quest is
+# served the route an earlier one took, see `house_demo_tasks`; the bench plays the task sets
+# "house": quests in one world that persists; "house-shuffled": every task in a world of its own;
+# "house-starts" and "house-starts-shuffled": the same, each quest starting in a room of its own
+# instead of the world's start room), TextWorld-Express, ScienceWorld.
+ENVS = ("textworld", "twx", "scienceworld")
+# Spellings `--env` took before it was one vocabulary: refused with the name to use instead.
+RENAMED_ENVS = {"house": "textworld"}
 # Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
 # and ScienceWorld task types. "lift" is a stream where memory has room to help: games the bare
 # agent wins sometimes but not always (one it never wins gives memory no success to learn from,
@@ -62,16 +64,27 @@ TASK_SETS: dict[str, dict[str, Any]] = {
 }
 
 __all__ = [
-    "BENCH_ENVS",
-    "DEMO_ENVS",
+    "ENVS",
+    "RENAMED_ENVS",
     "SW_DEMO_TYPES",
     "TASK_SETS",
     "TWX_DEMO_PARAMS",
     "demo_task_types",
     "demo_tasks",
+    "env_name",
     "open_demo_env",
     "open_task_set",
 ]
+
+
+def env_name(name: str) -> str:
+    """`name` when it names an environment of `ENVS`; a ValueError in one line otherwise, naming
+    the spelling to use for an old one ("house" is a world of textworld)."""
+    if name in ENVS:
+        return name
+    if name in RENAMED_ENVS:
+        raise ValueError(f"{name!r} is now spelled {RENAMED_ENVS[name]}")  # one line, even in an 80-column box
+    raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENVS)}")
 
 
 def env_for_task_set(task_set: str, env: str | None = None) -> str:
@@ -81,8 +94,7 @@ def env_for_task_set(task_set: str, env: str | None = None) -> str:
         raise ValueError(f"unknown task set {task_set!r}; choose one of {', '.join(TASK_SETS)}")
     if env is None:
         return next(iter(TASK_SETS[task_set]))
-    if env not in BENCH_ENVS:
-        raise ValueError(f"unknown environment {env!r}; choose one of {', '.join(BENCH_ENVS)}")
+    env = env_name(env)
     if env not in TASK_SETS[task_set]:
         offered = [name for name, spec in TASK_SETS.items() if env in spec]
         raise ValueError(f"task set {task_set!r} has no {env} tasks; {env} plays {', '.join(offered)}")
@@ -108,11 +120,9 @@ def open_task_set(
 
 
 def open_demo_env(name: str) -> Environment:
-    """The environment the demo plays, configured with its small task set ("house": the house
-    stream's default world)."""
-    if name not in DEMO_ENVS:
-        raise ValueError(f"unknown demo environment {name!r}; choose one of {', '.join(DEMO_ENVS)}")
-    if name == "house":
+    """The environment the demo plays (one of `ENVS`), configured with its small task set
+    (textworld: the house, the house stream's default world)."""
+    if env_name(name) == "textworld":
         return open_task_set("textworld", "house")
     return open_task_set(name, "demo")
 

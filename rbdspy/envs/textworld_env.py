@@ -98,6 +98,26 @@ def clean_feedback(text: str) -> str:
     return _PROMPT_TAIL.sub("", str(text or "")).strip()
 
 
+# How the game's parser answers words it did not understand: Inform 7's parser errors (its
+# Standard Rules, "parser error internal rule"), its questions for what a command left out, and
+# the adapter's own reply to an empty action. Any other reply to an action outside the admissible
+# list ("You already have that.", "You can't go that way.") answers an action the game understood
+# that changed nothing.
+_PARSER_REFUSAL = re.compile(
+    r"(?:I didn't understand|I only understood you as far as|That's not a verb I recogni[sz]e"
+    r"|You can't see any such thing|You seem to have said too little|You can't use multiple objects"
+    r"|You can only use multiple objects|I'm not sure what|That's not something you need to refer to"
+    r"|That noun did not make sense|You excepted something|You can only do that to something animate"
+    r"|You can't begin with a comma|You seem to want to talk to someone|I beg your pardon"
+    r"|(?:What|Whom?) do you want|Which do you mean|No action given)"
+)
+
+
+def parser_refused(observation: str) -> bool:
+    """Whether the game's reply says it did not understand the action (`_PARSER_REFUSAL`)."""
+    return bool(_PARSER_REFUSAL.match(str(observation or "").strip()))
+
+
 def world_label(seed: int) -> str:
     """How memory items and prompts name a world (an item holds in its own world only)."""
     return f"house {seed}"
@@ -328,6 +348,12 @@ class TextWorldHouses(EnvironmentBase):
             self._won = self._won or bool(self._state.won)
             self._admissible_all = order_admissible(self._state.admissible_commands or [])
         return self._step_result(observation, valid, admissible)
+
+    def understood(self, observation: str) -> bool:
+        """Whether the game understood the action `observation` answers. A step's `valid` says
+        whether the action was admissible; one that was not may still be understood and change
+        nothing ("take book" with the book in hand: "You already have that.")."""
+        return not parser_refused(observation)
 
     def admissible_actions(self) -> list[str]:
         return self._admissible_all[: self.max_admissible] if self._current is not None else []

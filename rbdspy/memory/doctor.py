@@ -27,7 +27,12 @@ from rbdspy.memory.index_file import orphan_temps, remove_orphan_temps
 from rbdspy.memory.sqlite import DB_FILE, Database
 from rbdspy.memory.store import MemoryStore
 
-__all__ = ["diagnose", "repair"]
+__all__ = ["UnrepairableBankError", "diagnose", "repair"]
+
+
+class UnrepairableBankError(ValueError):
+    """The bank's SQLite file is missing or damaged: repair never rewrites it, so it refuses and
+    touches nothing; the file must come from a backup."""
 
 
 def _integrity(path: Path) -> str:
@@ -101,8 +106,17 @@ def diagnose(directory: str | Path, sample: int = 50, seed: int = 0) -> dict[str
 
 def repair(directory: str | Path) -> dict[str, Any]:
     """Quarantines rows that do not validate, deletes the derived index files and orphan
-    temporary files; returns what was done. Run `diagnose` after it to confirm."""
+    temporary files; returns what was done. Run `diagnose` after it to confirm. A missing, empty
+    or damaged SQLite file is UnrepairableBankError, before anything is touched."""
     directory = Path(directory)
+    path = directory / DB_FILE
+    if not path.is_file() or path.stat().st_size == 0:
+        raise UnrepairableBankError(f"{path} is missing or empty: restore it from a backup")
+    integrity = _integrity(path)
+    if integrity != "ok":
+        raise UnrepairableBankError(
+            f"{path} cannot be repaired ({integrity}): repair never rewrites SQLite's file; restore it from a backup"
+        )
     done: dict[str, Any] = {"orphans_removed": [p.name for p in remove_orphan_temps(directory)]}
     db = Database(directory)
     try:

@@ -120,8 +120,8 @@ def test_demo_takes_memories_and_rollouts_without_warnings(demo_kwargs):
 def test_demo_defaults_are_the_house_the_environments_memories_and_three_rollouts(demo_kwargs):
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
-    # k None: run_demo retrieves 3 in the house (wins stored as their actions), 1 elsewhere
-    assert (demo_kwargs["env"], demo_kwargs["k"], demo_kwargs["rollouts"]) == ("house", None, 3)
+    # textworld: the house; k None: the retriever's "auto" (10 in a world that persists, 1 elsewhere)
+    assert (demo_kwargs["env"], demo_kwargs["k"], demo_kwargs["rollouts"]) == ("textworld", None, 3)
 
 
 @pytest.mark.parametrize(

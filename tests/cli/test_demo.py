@@ -81,7 +81,7 @@ def test_demo_plays_learns_and_retrieves(tmp_path):
 def test_demo_rejects_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="--tasks"):
         run_demo(DummyLM([]), HashEmbedder(dim=64), tmp_path / "b", n_tasks=0)
-    with pytest.raises(ValueError, match="unknown demo environment"):
+    with pytest.raises(ValueError, match="unknown environment 'atari'; choose one of textworld, twx, scienceworld"):
         open_demo_env("atari")
 
 
@@ -258,7 +258,7 @@ def test_summary_wraps_titles_by_words_at_80_and_40_columns():
             "steps": 7,
             "used": [LONG_TITLE, SECOND_TITLE],
             "added": [f"[success] {LONG_TITLE}", f"[success] {long_word}"],
-            "invalid": 2,
+            "not_understood": 2,
             "lm_errors": 1,
             "error": None,
         },

@@ -87,3 +87,37 @@ def test_a_step_line_marks_only_a_played_suggestion_and_fits_the_width():
     assert "(memory)" not in step_line(other, 80).plain
     long = StepEvent(task_id="t", step=10, max_steps=10, action="go west", observation="w " * 80, suggested="go west")
     assert len(step_line(long, 80).plain) <= 80
+
+
+def test_an_action_understood_that_changed_nothing_counts_as_understood(house, tmp_path, monkeypatch):
+    """ "You can't go that way." answers an action the game understood: only the words it did not
+    understand are counted, in the task's block, and printed as not understood."""
+    import rbdspy.cli.demo_run
+
+    fetch = sorted(house_demo_tasks(house, 1))[0]
+    walk = house.quest(fetch).walkthrough
+    monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: Unclosed(house))
+    monkeypatch.setattr(rbdspy.cli.demo_run, "demo_tasks", lambda env, n: [fetch])
+    answers = [{"action": a} for a in ["go up", "xyzzy", *walk]] + [lessons("Fetch it")]
+    file = io.StringIO()
+    rows = run_demo(
+        DummyLM(answers, adapter=dspy.JSONAdapter()),
+        HashEmbedder(dim=64),
+        tmp_path / "bank",
+        n_tasks=1,
+        max_steps=len(walk) + 2,
+        console=Console(width=100, file=file, force_terminal=False),
+    )
+    out = " ".join(file.getvalue().split())
+    assert "go up → You can't go that way." in out and "xyzzy → That's not a verb I recogni" in out
+    assert rows[0]["env_success"] and rows[0]["not_understood"] == 1
+    assert f"steps {len(walk) + 2} (1 not understood by the environment)" in out
+
+
+def test_a_step_line_is_yellow_only_for_words_not_understood():
+    event = StepEvent(
+        task_id="t", step=2, max_steps=5, action="go up", observation="You can't go that way.", valid=False
+    )
+    assert not [s for s in step_line(event, 80, understood=True).spans if s.style == "yellow"]
+    assert [s for s in step_line(event, 80, understood=False).spans if s.style == "yellow"]
+    assert [s for s in step_line(event, 80).spans if s.style == "yellow"]  # without a word: the step's `valid`

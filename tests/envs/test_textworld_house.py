@@ -253,3 +253,23 @@ def test_house_starts_shuffled_plays_each_quest_from_its_room_in_a_world_of_its_
             assert ref.params == STARTS_PARAM and play(env, ref, env.gold_path(ref)).outcome is True
     finally:
         env.close()
+
+
+def test_an_action_understood_that_changed_nothing_is_told_apart_from_words_not_understood(house):
+    """`valid` is the admissible list's word; `understood` tells "You already have that." (the game
+    understood, nothing changed) from its parser's refusals."""
+    start = house.reset(house.tasks("train")[0])
+    understood = ["go up"]  # "You can't go that way."
+    take = next((a for a in start.admissible if a.startswith("take ")), None)
+    if take is not None:
+        assert house.step(take).valid
+        understood.append(take)  # again: it is already in hand
+    for action in understood:
+        result = house.step(action)
+        assert result.valid is False and house.understood(result.observation), (action, result.observation)
+    for words in ("xyzzy", "take the unicorn", ""):
+        result = house.step(words)
+        assert result.valid is False and not house.understood(result.observation), (words, result.observation)
+    # The parser's question for what a command left out (when it cannot guess: "take" alone may be
+    # answered "(the safe)" and done) is a refusal too.
+    assert not house.understood("What do you want to take?") and house.understood("(the safe)\nIt is locked.")

@@ -2,13 +2,15 @@
 pass-through to dspy.LM, and error messages that name the fix. No model, no network."""
 
 import importlib.util
+import socket
 
 import dspy
 import numpy as np
 import pytest
 
+from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.lm import factory, model_files
-from rbdspy.lm.factory import make_embedder, make_lm
+from rbdspy.lm.factory import check_server, make_embedder, make_lm
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback
 from rbdspy.lm.model_files import ModelNotInstalledError
 from rbdspy.memory.embedders import Embedder, HashEmbedder
@@ -59,6 +61,7 @@ def test_local_builds_a_dspy_lm_on_the_engine(model_present, monkeypatch):
 
 
 def test_env_var_selects_the_model(model_present, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("RBDSPY_LM", "local-fast")
     assert make_lm().model == "local/qwen2.5-coder-0.5b-instruct-q4_k_m"
     monkeypatch.setenv("RBDSPY_LM", "openai/gpt-4o-mini")
@@ -78,6 +81,7 @@ def test_engine_settings_are_refused_for_remote_models():
 
 
 def test_other_specs_pass_through_to_dspy_lm_without_network(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     lm = make_lm("openai/gpt-4o-mini", temperature=0.2, max_tokens=64)
     assert isinstance(lm, dspy.LM) and lm.model == "openai/gpt-4o-mini"
     assert lm.engine == "auto" and lm.kwargs["temperature"] == 0.2
@@ -93,6 +97,117 @@ def test_localhost_api_base_uses_the_local_cost_map(monkeypatch):
     lm = make_lm("openai/my-model", api_base="http://localhost:8000/v1", api_key="x")
     assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     assert lm.kwargs["api_base"] == "http://localhost:8000/v1"
+
+
+# — the API key, checked offline when the LM is made —
+
+
+@pytest.fixture
+def no_keys(monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_API_BASE", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY", "TOGETHER_AI_API_KEY", "TOGETHER_AI_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def test_a_missing_api_key_is_refused_when_the_lm_is_made(no_keys):
+    with pytest.raises(LMSetupError) as info:
+        make_lm("openai/gpt-4o-mini")
+    assert str(info.value) == (
+        "no API key for 'openai/gpt-4o-mini': set OPENAI_API_KEY in the environment, or use --lm local "
+        "(the embedded model, offline)"
+    )
+    assert make_lm("openai/gpt-4o-mini", api_key="sk-test").kwargs["api_key"] == "sk-test"  # given: no check
+
+
+def test_a_local_openai_compatible_server_is_told_any_key_will_do(no_keys):
+    with pytest.raises(LMSetupError, match=r"set OPENAI_API_KEY in the environment \(a local server takes any value\)"):
+        make_lm("openai/my-model", api_base="http://localhost:8000/v1")
+
+
+@pytest.mark.parametrize(
+    "spec, variables, one_is_enough",
+    [
+        ("gemini/gemini-2.0-flash", "GEMINI_API_KEY or GOOGLE_API_KEY", "GOOGLE_API_KEY"),
+        # a provider DSPy sends through LiteLLM, which reads a key under names it does not list
+        (
+            "together_ai/meta-llama/Llama-3-8b-chat-hf",
+            "TOGETHERAI_API_KEY or TOGETHER_API_KEY or TOGETHER_AI_API_KEY or TOGETHER_AI_TOKEN",
+            "TOGETHER_API_KEY",
+        ),
+    ],
+)
+def test_each_name_a_provider_reads_its_key_under_is_named_and_any_one_is_enough(
+    no_keys, monkeypatch, spec, variables, one_is_enough
+):
+    with pytest.raises(LMSetupError, match=f"set {variables} in the environment"):
+        make_lm(spec)
+    monkeypatch.setenv(one_is_enough, "k")
+    assert make_lm(spec).model == spec
+
+
+@pytest.mark.parametrize(
+    "spec, kw",
+    [
+        ("ollama_chat/llama3", {}),
+        ("ollama/llama3", {}),
+        ("hosted_vllm/my-model", {"api_base": "http://localhost:8000/v1"}),
+        ("bedrock/anthropic.claude-3-haiku", {}),  # cloud credentials come from elsewhere: not judged here
+    ],
+)
+def test_providers_that_need_no_key_here_are_made_without_one(no_keys, spec, kw):
+    assert make_lm(spec, **kw).model == spec
+
+
+# — check_server: one TCP connection to a server a user runs —
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_server_that_refuses_connections_is_one_line(no_keys):
+    base = f"http://127.0.0.1:{_closed_port()}/v1"
+    lm = make_lm("openai/my-model", api_base=base, api_key="x")
+    with pytest.raises(LMSetupError) as info:
+        check_server(lm, timeout=1)
+    assert str(info.value) == (
+        f"no LM server answers at {base} for 'openai/my-model' (Connection refused): start it, point api_base "
+        "at where it runs, or use --lm local (the embedded model, offline)"
+    )
+
+
+def test_ollama_is_looked_for_where_it_listens_by_default(no_keys, monkeypatch):
+    tried = []
+
+    def refuse(address, timeout):
+        tried.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(factory.socket, "create_connection", refuse)
+    with pytest.raises(LMSetupError, match=r"start it \(`ollama serve`\), point OLLAMA_API_BASE at where it runs"):
+        check_server(make_lm("ollama_chat/llama3"))
+    assert tried == [("localhost", 11434)]
+
+
+def test_a_listening_server_passes_and_public_endpoints_and_the_embedded_model_are_not_tried(
+    no_keys, monkeypatch, model_present
+):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        check_server(make_lm("openai/my-model", api_base=f"http://127.0.0.1:{server.getsockname()[1]}/v1", api_key="x"))
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("check_server connected")
+
+    monkeypatch.setattr(factory.socket, "create_connection", no_network)
+    check_server(make_lm("openai/gpt-4o-mini", api_key="x"))  # the provider's own endpoint
+    check_server(make_lm("local"))
+    check_server("a stand-in that is no dspy.LM")
 
 
 @pytest.mark.parametrize("spec", ["", "   ", "locall", "gpt4o", "openai/", "/gpt", "openai/gpt 4"])
