@@ -175,6 +175,24 @@ def memory_show(
     console.print_json(item.model_dump_json())
 
 
+# Items learned on one task share its vector, so they tie on the task's similarity: among those, the
+# item whose own text is closest to the query (the record "Actions that did it: Eat the cashew."
+# for "Eat the cashew") comes first. A pool larger than k lets a tie at the k-th place be settled so.
+SEARCH_POOL = 4
+_TIE = 1e-4
+
+
+def closest_first(store, query: str, hits: list) -> list:
+    """`hits` (item, task similarity), best first, with items tied on the task's similarity ordered
+    by their own text's similarity to `query`."""
+    if len(hits) < 2:
+        return hits
+    _, item_vectors = store.embed_items([item for item, _ in hits])
+    own = item_vectors @ store.embed([query])[0]
+    order = sorted(range(len(hits)), key=lambda i: (-round(hits[i][1] / _TIE), -float(own[i])))
+    return [hits[i] for i in order]
+
+
 @memory_app.command("search", short_help="Retrieve the items the bank would show an agent for QUERY.")
 def memory_search(
     query: str = typer.Argument(..., help="A task description to retrieve memory for."),
@@ -187,7 +205,7 @@ def memory_search(
     """Retrieve the items the bank would show an agent for QUERY."""
     console = get_console()
     with _open(path, embedder or "local", namespace=namespace) as store:
-        hits = store.search(query, k=k, scope=scope)
+        hits = closest_first(store, query, store.search(query, k=k * SEARCH_POOL, scope=scope))[:k]
     console.print(_items_table([item for item, _ in hits], [score for _, score in hits], width=console.width))
 
 

@@ -201,3 +201,34 @@ def test_show_says_when_no_id_matches(tmp_path):
     make_bank(bank)
     result = runner.invoke(app, ["memory", "show", "zzzz", "--path", str(bank)], env={"COLUMNS": "400"})
     assert result.exit_code == 2 and "no item in" in result.output and "give more of the id" not in result.output
+
+
+def test_search_ranks_the_item_naming_the_query_first_among_those_of_one_task(tmp_path):
+    """Items learned on one task tie on its similarity; the one whose own text names what the query
+    asks (the episode's record) comes before generic prose, wherever it was stored."""
+    bank = tmp_path / "b"
+    task = Provenance(task="Eat the cashew.")
+    prose = [
+        MemoryItem(
+            title=f"Plan ahead {i}",
+            description="When a task starts.",
+            content="Think first.",
+            source="success",
+            provenance=[task],
+        )
+        for i in range(3)
+    ]
+    record = MemoryItem(
+        title="Actions that did it: Eat the cashew.",
+        description="The same task.",
+        content="> take cashew | > eat cashew",
+        source="success",
+        provenance=[task],
+    )
+    with MemoryStore(bank, embedder=HashEmbedder()) as store:
+        store.add([*prose, record])
+        hits = store.search("Eat the cashew", k=4)
+        assert len({round(score, 4) for _, score in hits}) == 1  # the store alone cannot tell them apart
+    out = run("memory", "search", "Eat the cashew", "--path", str(bank), "-k", "2", "--embedder", "hash")
+    lines = [line for line in out.output.splitlines() if "Plan ahead" in line or "Actions that did it" in line]
+    assert out.exit_code == 0 and "Actions that did it" in lines[0] and len(lines) == 2
