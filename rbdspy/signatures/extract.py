@@ -6,17 +6,17 @@ from rbdspy.types import LessonDraft
 
 
 class ExtractSuccessLessons(dspy.Signature):
-    """An agent succeeded at the task below. Distil at most three lessons that would help an
-    agent succeed at *other variations* of this kind of task: the actions, their order and the
-    checks that made this attempt work.
+    """A program succeeded at the task below: an agent in an environment, a tool user or a
+    question answerer. Distil at most three lessons that would help succeed at *other tasks of
+    this kind*: the steps, their order and the checks that made this attempt work.
 
-    Each lesson has a short title; a one-sentence description of when the lesson applies; and
-    content of one or two sentences, at most 40 words, saying what to do in the environment's own
-    words: its commands (open, take, go to, look around...) and the kinds of things and places
-    the task names ("open a closed door before going through it", "read the cookbook before
-    preparing anything"). Never copy what only this variation has: specific object names,
-    colours, directions, room layouts or numbers. Prefer one sharp lesson to three vague ones;
-    return an empty list if nothing transfers."""
+    Each lesson has a short title saying what it is about; a one-sentence description of when
+    the lesson applies; and content of one or two sentences, at most 40 words, stating as a
+    general rule what to do, in the task's own terms: the operations, commands or checks this
+    attempt used, written so that they hold for another task of this kind. Never copy what only
+    this task has: its specific numbers, names, colours, directions or layout. Prefer one sharp
+    lesson to three vague ones; return an empty list only if the attempt shows no step worth
+    repeating."""
 
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()
@@ -25,18 +25,18 @@ class ExtractSuccessLessons(dspy.Signature):
 
 
 class ExtractFailureLessons(dspy.Signature):
-    """An agent failed at the task below. Find the concrete cause: the action that went wrong,
-    the step it skipped or did out of order, or the check it did not make. Distil at most two
-    guardrails that would keep an agent from failing the same way on *other variations* of this
-    kind of task.
+    """A program failed at the task below: an agent in an environment, a tool user or a question
+    answerer. Find the concrete cause: the step that went wrong, the step it skipped or did out
+    of order, or the check it did not make. Distil at most two guardrails that would keep a
+    program from failing the same way on *other tasks of this kind*.
 
-    Each lesson has a short title; a one-sentence description of the situation where it
-    applies; and content of one or two sentences, at most 40 words, naming the command to use
-    or the check to make, in the environment's own words ("look around after entering a room
-    before moving on"). Never copy what only this variation has: specific object names, colours,
-    directions or numbers. If you cannot name a concrete cause from the trajectory, return an
-    empty list: a vague warning ("follow the instructions", "be careful") misleads more than it
-    helps."""
+    Each lesson has a short title saying what it is about; a one-sentence description of the
+    situation where it applies; and content of one or two sentences, at most 40 words, naming
+    the step to take or the check to make, in the task's own terms, as a general rule that holds
+    for another task of this kind. Never copy what only this task has: its specific numbers,
+    names, colours, directions or layout. If you cannot name a concrete cause from the
+    trajectory, return an empty list: a vague warning ("follow the instructions", "be careful")
+    misleads more than it helps."""
 
     task: str = dspy.InputField()
     trajectory: str = dspy.InputField()

