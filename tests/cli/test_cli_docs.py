@@ -14,7 +14,8 @@ from rbdspy.cli import app
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "cli.md"
 
 
-def _guide_lines() -> list[str]:
+def guide_lines() -> list[str]:
+    """The commands of the guide's command block, one line each (also read by test_help_defaults)."""
     block = GUIDE.read_text(encoding="utf-8").split("```bash", 1)[1].split("```", 1)[0]
     lines: list[str] = []
     for raw in block.splitlines():  # continuation lines (indented) belong to the command above
@@ -40,7 +41,7 @@ def test_every_command_and_option_in_the_guide_is_real_and_every_command_is_in_t
     commands = _commands(typer.main.get_command(app))
     shown: set[tuple[str, ...]] = set()
     runner = CliRunner()
-    for line in _guide_lines():
+    for line in guide_lines():
         words = line.split()[1:]
         path = next(p for p in sorted(commands, key=len, reverse=True) if tuple(words[: len(p)]) == p)
         shown.add(path)

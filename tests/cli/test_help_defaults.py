@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from test_cli_docs import guide_lines
 from typer.testing import CliRunner
 
 import rbdspy.envs
@@ -33,7 +34,6 @@ from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "guides" / "cli.md"
 runner = CliRunner()
 
 # The adapters of the environments --env names; those whose tasks share a world that persists
@@ -211,23 +211,11 @@ def test_the_memories_default_is_what_the_retriever_serves(tmp_path):
     assert PERSISTENT == ["textworld", "scienceworld"]  # what the help names
 
 
-def _guide_lines() -> list[str]:
-    block = GUIDE.read_text(encoding="utf-8").split("```bash", 1)[1].split("```", 1)[0]
-    lines: list[str] = []
-    for raw in block.splitlines():  # continuation lines (indented) belong to the command above
-        text = raw.split(" #", 1)[0].rstrip()
-        if text.startswith("rbdspy "):
-            lines.append(text)
-        elif text.strip() and lines:
-            lines[-1] += " " + text.strip()
-    return lines
-
-
 def test_the_defaults_the_guide_shows_are_the_real_ones():
     """`[--tasks 3]` in docs/guides/cli.md is the default; of alternatives `[--env a|b]` the
     default, when it is one of them, comes first. (A value of an option with no default is an
     example, `[--namespace team-a]`, and `[--limit N]` a placeholder.)"""
-    for line in _guide_lines():
+    for line in guide_lines():
         words = line.split()[1:]
         path = next(p for p in sorted(LEAVES, key=len, reverse=True) if tuple(words[: len(p)]) == p)
         params = {opt: p for p in _options(LEAVES[path]) for opt in p.opts}
