@@ -56,7 +56,7 @@ PINNED = {
 # sha256 of json.dumps(messages) each default module sends for the first ScienceWorld dev record.
 PINNED_PROMPTS_CHAT = {
     "judge": "130a708ca6605c5c7af83e1acd70cd871f194f76028f2dec713720246a32860b",
-    "extractor": "30c538bf465bca55bfba0a8619063400963ce28b1e1804ab9940fcb12a446bf0",
+    "extractor": "7661190b8bffde305aa18be2f1c048d91974970b466f4fa7a258d2dbc3ed169c",
     "distiller": "6755066179b75dc9de97c07bf20e53b4f94feb2bf220d2250f52d4012e1bd90b",
 }
 PINNED_JUDGE_PROMPT_JSON = "da671afc01c025200503d93fee77b6c4de304c53c9af776f42671f64bd8dd4f6"
