@@ -2,9 +2,10 @@
 extractors, distiller, selector, refiner, workflow inducer): the loop's overhead is what memory
 costs on top of acting.
 
-A call is the agent's when its signature's output fields include `action` (EnvAgent's
-`NextAction`); DSPy's adapters list a signature's output fields in the system message, which is
-what the LM history keeps.
+A call is the agent's when its signature's output fields are one of EnvAgent's: its next action
+(`NextAction`) and its answer check (`AskedFor`, `YesOrNo`); no prompt of the loop outputs any of
+those fields (tests/bench/test_arm_costs.py checks). DSPy's adapters list a signature's output
+fields in the system message, which is what the LM history keeps.
 
 `arm_costs` sums an arm's records into what the results table shows beside success: the share of
 actions the environment refused (steps the agent wasted on words the world does not understand)
@@ -17,9 +18,13 @@ import re
 from typing import Any
 
 from rbdspy.bench.records import REJECTED_FIELD
+from rbdspy.signatures import AskedFor, NextAction, YesOrNo
 
 AGENT, LOOP = "agent", "loop"
+AGENT_SIGNATURES = (NextAction, AskedFor, YesOrNo)
+AGENT_OUTPUTS = frozenset(name for signature in AGENT_SIGNATURES for name in signature.output_fields)
 _OUTPUTS = re.compile(r"Your output fields are:(.*?)(?:All interactions|\Z)", re.DOTALL)
+_FIELD = re.compile(r"^\s*\d+\.\s*`(\w+)`", re.MULTILINE)  # "1. `action` (str): ..."
 
 
 def lm_role(entry: dict) -> str:
@@ -28,7 +33,7 @@ def lm_role(entry: dict) -> str:
     system = next((m.get("content") for m in messages if m.get("role") == "system"), None)
     text = system if isinstance(system, str) else str(entry.get("prompt") or "")
     outputs = _OUTPUTS.search(text)
-    return AGENT if outputs and "`action`" in outputs.group(1) else LOOP
+    return AGENT if outputs and AGENT_OUTPUTS & set(_FIELD.findall(outputs.group(1))) else LOOP
 
 
 def arm_costs(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -133,3 +133,32 @@ def _results(records):
         "comparisons": {},
         "costs": {arm: arm_costs(rows) for arm, rows in records.items()},
     }
+
+
+def _history_entry(signature) -> dict:
+    """The LM history entry a call of `signature` leaves (its messages as the chat adapter writes them)."""
+    from dspy.utils import DummyLM
+
+    lm = DummyLM([dict.fromkeys(signature.output_fields, "x")])
+    try:
+        with dspy.context(lm=lm):
+            dspy.Predict(signature)(**dict.fromkeys(signature.input_fields, "x"))
+    except Exception:  # a typed output the dummy answer does not fit: the prompt was sent all the same
+        pass
+    return lm.history[-1]
+
+
+def test_the_agents_calls_and_the_loops_are_told_apart_by_their_outputs():
+    import rbdspy.signatures as signatures
+    from rbdspy.bench.cost import AGENT, AGENT_SIGNATURES, LOOP, lm_role
+
+    loop = [
+        getattr(signatures, name)
+        for name in signatures.__all__
+        if isinstance(getattr(signatures, name), type)
+        and issubclass(getattr(signatures, name), dspy.Signature)
+        and getattr(signatures, name) not in AGENT_SIGNATURES
+    ]
+    assert len(loop) >= 10
+    assert [lm_role(_history_entry(s)) for s in AGENT_SIGNATURES] == [AGENT] * len(AGENT_SIGNATURES)
+    assert {s.__name__: lm_role(_history_entry(s)) for s in loop} == {s.__name__: LOOP for s in loop}
