@@ -207,6 +207,7 @@ class ExperienceStep(BaseModel):
     in_view: list[str] = Field(default_factory=list)
     carrying: list[str] = Field(default_factory=list)
     way_back: str | None = None  # after a move, the action that undoes it, where the environment says
+    answered: str | None = None  # the thing this action gave as the task's answer, where the environment says
 
 
 class Experience(BaseModel):

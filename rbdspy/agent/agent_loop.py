@@ -33,6 +33,15 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   takes the first choice listed, so each new ask moves down the list. An LM that answers outside
   the choices insists: the action is played, unless (with `focus`) an admissible action does what
   the task says: that one is played instead.
+- Follow the map (`follow`, with `suggest`): where the map's next step is on the way to another
+  place (a move, or the door opened first where the move was learned), the agent takes it without
+  an LM call; the LM chooses every other action, and every action done with a thing (taking one,
+  giving the task's answer) is the LM's, the map's offer only listed first. The map holds only
+  moves an environment accepted and that changed the place it named, so following it costs steps at
+  worst, never an answer. Why: on ScienceWorld's house, with "go to hallway" offered first and
+  named above the observation, the 1.5B agent holding an orange played "move orange to book shelf"
+  (the task says "move it to the blue box"), and asked whether to take the offered step it said
+  P(yes) = 0.24 to every offer, right or wrong.
 - Answer check (`confirm`): before an action the environment says gives the task's answer
   (`answer_in`), the agent is asked whether the thing it names is what the task asks for
   (rbdspy/agent/answer_check.py). On a no the action is struck for the rest of the
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,14 +125,19 @@ def names(action: str, thing: frozenset[str]) -> bool:
 _STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "with", "and", "go", "put", "take"})
 
 
-def focus_order(actions: list[str], task: str) -> list[str]:
+def focus_order(actions: list[str], task: str, answers: Callable[[str], Any] | None = None) -> list[str]:
     """`actions` with those naming more of the task's things first, then, among those, the ones
     whose verb the task uses too (stable otherwise). A verb alone promotes nothing: a task that says
     "focus on the thing, then move it" would otherwise list every "focus on X" and "move X to Y"
-    first, whatever X is."""
+    first, whatever X is. Nor are actions that give the task's answer promoted (`answers`, the
+    environment's `answer_in`): a task names where to bring the thing as often as the thing
+    ("move it to the blue box" put "focus on blue box" first, and the 1.5B agent answered with
+    the box), and which answer to give is the agent's and its answer check's to decide."""
     wanted = set(_WORDS.findall(task.lower())) - _STOP
 
     def rank(action: str) -> tuple[int, int]:
+        if answers is not None and answers(action):
+            return (0, 0)
         verb, *rest = _WORDS.findall(action.lower()) or [""]
         things = len(wanted & set(rest))
         return (-things, -int(things > 0 and verb in wanted))
@@ -176,6 +191,7 @@ class Aids:
     focus: bool = False
     show_memory: bool = True
     confirm: bool = False
+    follow: bool = False
 
     def replace(self, **changes: bool) -> Aids:
         """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""

@@ -174,6 +174,7 @@ class _Episode:
         self.status: dict[str, str] | None = None
         self.suggester: MapSuggester | None = None
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
+        self.followed = False  # whether the last action was the map's step, taken without an LM call
         self.whereabouts = None  # where the environment said the agent is, with its last observation
         self.offered: list[str] = []  # the admissible actions in the last prompt, in its order
         self.declined: set[str] = set()  # answers the agent's check said do not fit (lower case)
@@ -279,6 +280,21 @@ class _Episode:
         pred = yield Call(self.agent.act, inputs)
         return pred, self.insisted(self.action_from(pred))
 
+    def way_step(self) -> str | None:
+        """The map's next step, taken without asking the LM (`follow`), when it is on the way to
+        another place, the task's own action is not listed, it was not played from here before
+        and it gives no answer; else None (the LM chooses)."""
+        if not (self.aids.follow and self.suggester is not None):
+            return None
+        admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
+        if self.aids.focus and task_action(admissible, self.prompt_task):
+            return None
+        step, on_the_way = self.suggester.next_step(admissible)
+        if step is None or not on_the_way or self.repeats(step) or self.answer_in(step):
+            return None
+        self.suggested, self.followed = step, True
+        return step
+
     def inputs(self, struck: str | None = None, note: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
@@ -287,7 +303,7 @@ class _Episode:
         line = status_line(self.status, self.visited) if self.aids.status_line else ""
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
         if self.aids.focus:
-            admissible = focus_order(admissible, self.prompt_task)
+            admissible = focus_order(admissible, self.prompt_task, answers=self.answer_in)
         if struck is not None:  # the repeat guard's (or the answer check's) second ask
             history = f"{history}\n{note or repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
@@ -317,6 +333,9 @@ class _Episode:
         meta = {"reasoning": reasoning} if reasoning else {}
         if self.suggested is not None:  # what memory offered at this step (the agent may not have played it)
             meta["suggested"] = self.suggested
+        if self.followed:  # the map's step, taken without an LM call
+            meta["followed"] = True
+            self.followed = False
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
@@ -419,6 +438,8 @@ class EnvAgent(dspy.Module):
                 `answer_in`), ask the LM whether the thing it names is what the task asks for
                 (rbdspy/agent/answer_check.py); on a no, strike it for the episode and choose
                 among the listed actions left.
+            follow: (with `suggest`) take the map's step without an LM call where it is on the way
+                to another place (a move, a door opened first); every other action is the LM's.
     """
 
     def __init__(
@@ -529,17 +550,10 @@ class EnvAgent(dspy.Module):
             episode = _Episode(self, ref, task, memory, list(experience or []))
             episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
+                pred, action = None, episode.way_step()
                 try:
-                    pred = yield Call(self.act, episode.inputs())
-                    action = episode.action_from(pred)
-                    if episode.repeats(action):
-                        episode.reasked += 1
-                        inputs = episode.inputs(struck=action)
-                        pred, action = yield from episode.ask_again(action, inputs)
-                    checked = episode.aids.confirm and episode.answer_in(action)
-                    if checked and not (yield from episode.confirmed(action)):
-                        inputs = episode.inputs(struck=action, note=declined_note(action))
-                        pred, action = yield from episode.ask_again(action, inputs)
+                    if action is None:
+                        pred, action = yield from self._choose(episode)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     episode.report(index)
@@ -552,6 +566,21 @@ class EnvAgent(dspy.Module):
             return episode.result(self.env)
         finally:
             lock.release()
+
+    def _choose(self, episode: _Episode) -> Plan:
+        """The LM's action for this step, asked again after a repeat or a declined answer: returns
+        (prediction, action)."""
+        pred = yield Call(self.act, episode.inputs())
+        action = episode.action_from(pred)
+        if episode.repeats(action):
+            episode.reasked += 1
+            inputs = episode.inputs(struck=action)
+            pred, action = yield from episode.ask_again(action, inputs)
+        checked = episode.aids.confirm and episode.answer_in(action)
+        if checked and not (yield from episode.confirmed(action)):
+            inputs = episode.inputs(struck=action, note=declined_note(action))
+            pred, action = yield from episode.ask_again(action, inputs)
+        return pred, action
 
     def forward(
         self, task: str = "", memory: str = "", task_id: str | None = None, experience: list[Experience] | None = None

@@ -22,6 +22,8 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     # Memory only as suggested actions: the block itself is not in the prompt. What EnvAgent plays
     # with in a world that persists.
     "routes": WORLD_AIDS,
+    # The same, with the map's moves taken without an LM call (the LM chooses every other action).
+    "routes-follow": WORLD_AIDS.replace(follow=True),
 }
 
 

@@ -26,3 +26,6 @@ OBSERVATION_ROLES = (ENV_ROLE, TOOL_ROLE, "observation")
 WHEREABOUTS = "whereabouts"
 # After a move, the action that undoes it as the environment says it (its adapter's `way_back`).
 WAY_BACK = "way_back"
+# After an action that gave the task's answer, the thing it answered with as the environment says
+# it (its adapter's `answer_in`: ScienceWorld's "focus on X" answers with X).
+ANSWERED = "answered"

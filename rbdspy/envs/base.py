@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Step, Trajectory
 
 Split = Literal["train", "dev", "test"]
@@ -308,9 +308,14 @@ def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) 
 
 def observation_note(env: Environment, action: str, result: StepResult, came_from: str | None) -> dict[str, Any]:
     """What an observation step after `action` notes: the score, whether the environment accepted
-    it, where the agent is, and, after a move, the way back as the environment says it."""
+    it, where the agent is, after a move the way back, and after an answer the thing it answered
+    with, as the environment says them."""
     note = {"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)}
     where = result.whereabouts
+    answer_in = getattr(env, "answer_in", None)
+    answered = answer_in(action) if where is not None and result.valid and callable(answer_in) else None
+    if answered:
+        note[ANSWERED] = answered
     method = getattr(env, "way_back", None)
     if where is not None and came_from and where.place != came_from and callable(method):
         back = method(action, came_from)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
 from rbdspy.types import Experience, ExperienceStep, Trajectory
 
 
@@ -22,10 +22,11 @@ def _note(metadata: dict[str, Any] | None) -> dict[str, Any]:
 
 def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience | None:
     """The episode's experience: its world (the trajectory's `world`), where it started, and each
-    action with where it was taken, whether it was accepted, where it led and what was in view and
-    in hand after it; places are None where the environment names none. None when the trajectory
-    holds no observation and no action. `won` overrides the trajectory's own outcome (a judged
-    label, where no outcome is known)."""
+    action with where it was taken, whether it was accepted, where it led, what was in view and
+    in hand after it and the thing it answered with (if it gave the task's answer); places are
+    None where the environment names none. None when the trajectory holds no observation and no
+    action. `won` overrides the trajectory's own outcome (a judged label, where no outcome is
+    known)."""
     start: dict[str, Any] | None = None
     here: dict[str, Any] = {}
     steps: list[ExperienceStep] = []
@@ -51,6 +52,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     in_view=list(after.get("in_view", [])),
                     carrying=list(after.get("carrying", [])),
                     way_back=(step.metadata or {}).get(WAY_BACK),
+                    answered=(step.metadata or {}).get(ANSWERED),
                 )
             )
             here = after

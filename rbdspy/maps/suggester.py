@@ -6,10 +6,12 @@ first where it was learned (a door opened); in the target's place, the action th
 thing in hand. A suggestion is always one of the admissible actions the environment lists now, as
 it writes it, or nothing: never a command, never text from memory.
 
-A target is done when the thing is in hand (one the map knows how to take), when an accepted action
-named it in one of its places (one nobody took: "put mug on stand"), when the agent reached it (a
-place), or, for a kind of thing, when the agent came to hold something where such things were
-found.
+For a kind of thing ("find an animal"), in a place where such things were found, the step is what
+was done there with one that is in view now (its action, when the environment lists it: "focus on
+cup", then "pick up cup"), in the order it was done. A target is done when the thing is in hand
+(one the map knows how to take), when an accepted action named it in one of its places (one nobody
+took: "put mug on stand"), when the agent reached it (a place), or, for a kind of thing, when the
+agent came to hold something where such things were found or did there all that was done with one.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class MapSuggester:
         self.done = 0  # targets done, in order
         self.searched: set[str] = set()  # places of the current target found without it
         self.stayed: str | None = None  # the last action, when it led nowhere
+        self.acted: list[str] = []  # accepted actions that moved nowhere, in order
         self._advance(None)
 
     @property
@@ -52,6 +55,15 @@ class MapSuggester:
     def suggest(self, admissible: Sequence[str]) -> str | None:
         """The next step towards the current target, as `admissible` writes it; None when the map
         knows no way from here or the step is not admissible now."""
+        return self.next_step(admissible)[0]
+
+    def next_step(self, admissible: Sequence[str]) -> tuple[str | None, bool]:
+        """`suggest`'s step, and whether it is on the way to another place (a move, or what was
+        done first where the move was learned) rather than something done with a thing."""
+        step = self._step(admissible)
+        return step if isinstance(step, tuple) else (step, False)
+
+    def _step(self, admissible: Sequence[str]) -> str | tuple[str | None, bool] | None:
         target = self.target
         if target is None or not self.place:
             return None
@@ -61,6 +73,8 @@ class MapSuggester:
         if way is None:
             return None
         if not way:  # there: take it, where the map knows how
+            if target.kind:
+                return self._handling(target, admissible)
             taking = self.map.taking(target.name) if target.carry else None
             if taking:
                 return admissible_form(taking, admissible)
@@ -74,7 +88,7 @@ class MapSuggester:
         for step in first:
             form = admissible_form(step, admissible)
             if form is not None and not (self.stayed and same_action(self.stayed, form)):
-                return form
+                return form, True
         return None
 
     def played(
@@ -83,6 +97,8 @@ class MapSuggester:
         """What the agent did, and where it is now, what is in view there and what it carries."""
         moved = bool(place) and place != self.place
         self.stayed = None if moved else action
+        if accepted and not moved:
+            self.acted.append(action)
         self.place = place or self.place
         self.in_view, self.carrying = list(in_view), list(carrying)
         self._advance(action if accepted and not moved else None)
@@ -106,6 +122,23 @@ class MapSuggester:
         if target is not None and target.thing and self.place in target.places and not self._in_view(target.name):
             self.searched.add(self.place)  # not here this time: look in the next place it was seen
 
+    def _handling(self, target: Target, admissible: Sequence[str]) -> str | None:
+        """What was done with a thing of the target's kind that the environment lists an action
+        for now, and this episode has not done yet."""
+        for _, action in target.handled:
+            form = admissible_form(action, admissible)
+            if form is not None and not any(same_action(form, done) for done in self.acted):
+                return form
+        return None
+
+    def _did_all_with_one(self, target: Target) -> bool:
+        """Whether this episode did everything one past task's episodes did with what satisfied it."""
+        for task in dict.fromkeys(task for task, _ in target.handled):
+            actions = [a for t, a in target.handled if t == task]
+            if all(any(same_action(a, done) for done in self.acted) for a in actions):
+                return True
+        return False
+
     def _in_view(self, name: str) -> bool:
         return self._holds(name) or any(names(t, name) or names(name, t) for t in self.in_view)
 
@@ -114,8 +147,8 @@ class MapSuggester:
 
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places
-        if target.kind:  # what satisfied such tasks came to be carried there
-            return here and bool(set(self.carrying) - self.at_start)
+        if target.kind:  # what satisfied such tasks came to be carried there, or was done with
+            return here and (bool(set(self.carrying) - self.at_start) or self._did_all_with_one(target))
         if not target.thing:
             return here
         if target.carry:

@@ -7,8 +7,9 @@ Read from data, not from a game's task grammar:
   names them (a name inside a longer matched name, "box" in "red box", is the longer one's);
 - by kind, for a task that names no thing anyone took: the tasks most like this one (their words,
   less the names each names, most in common, at least `KIND_SIMILARITY`) that an episode won by
-  carrying a thing its own task did not name: that thing satisfied the kind, and where it was is
-  where to look. These come first: a task names where to bring a thing after finding it.
+  carrying, or answering with, a thing its own task did not name: that thing satisfied the kind,
+  where it was is where to look, and what was done with it there is what to do with it again
+  when it is in view. These come first: a task names where to bring a thing after finding it.
 """
 
 from __future__ import annotations
@@ -29,13 +30,15 @@ KIND_SIMILARITY = 0.75
 class Target:
     """Something the task needs: a `place` to reach, or a `thing` to reach (and, `carry`, to take
     where the map knows how), at `places` (best first). `kind`: found by what satisfied a task
-    like this one, not by name."""
+    like this one, not by name; `handled`: each (past task, action) those tasks' episodes did with
+    what satisfied them, in the order they did it."""
 
     name: str
     places: tuple[str, ...]
     thing: bool = True
     carry: bool = False
     kind: bool = False
+    handled: tuple[tuple[str, str], ...] = ()
 
 
 def _position(task: str, name: str) -> int:
@@ -66,7 +69,7 @@ def _unnamed(task: str, world: WorldMap) -> str:
 
 def kind_targets(task: str, world: WorldMap) -> list[Target]:
     """Where the things that satisfied the tasks most like this one were handled, when their tasks
-    did not name them: one target, at those places."""
+    did not name them: one target, at those places, with what was done with them."""
     best, places, found = KIND_SIMILARITY, [], []
     for handled in world.handled:
         if not handled.won or names(handled.task, handled.thing):
@@ -76,11 +79,12 @@ def kind_targets(task: str, world: WorldMap) -> list[Target]:
             best, places, found = alike, [], []
         if alike == best:
             places.append(handled.place)
-            found.append(handled.thing)
+            found.append(handled)
     if not places:
         return []
     by_count = tuple(place for place, _ in Counter(places).most_common())
-    return [Target(name=found[0], places=by_count, thing=False, kind=True)]
+    done_with = tuple(dict.fromkeys((h.task, h.action) for h in found if h.action))
+    return [Target(name=found[0].thing, places=by_count, thing=False, kind=True, handled=done_with)]
 
 
 def task_targets(task: str, world: WorldMap) -> list[Target]:

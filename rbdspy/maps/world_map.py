@@ -7,8 +7,9 @@ What it holds, all read from the places and things the environment named:
   (a thing seen in one quest, reached through a door learned in another);
 - where each thing was seen (how many episodes saw it in each place), and the action that put a
   thing in hand;
-- what each episode handled: the things it came to carry, where, and whether it won, which tells
-  the map where a kind of thing was found for a task like the one at hand.
+- what each episode handled: the things it came to carry or gave as the task's answer, where, with
+  which action, and whether it won, which tells the map where a kind of thing was found for a task
+  like the one at hand and what was done with it.
 
 Nothing here knows a game's grammar: a move is an action after which the place changed; a
 prerequisite is what was done in that place just before, chosen by the words it shares with the
@@ -41,12 +42,14 @@ class Edge:
 
 @dataclass(frozen=True)
 class Handled:
-    """A thing an episode came to carry: in which task, where, and whether the episode won."""
+    """A thing an episode came to carry or gave as the task's answer: in which task, where, by
+    which action, and whether the episode won."""
 
     task: str
     thing: str
     place: str
     won: bool | None
+    action: str = ""
 
 
 def _moved(step: ExperienceStep) -> bool:
@@ -122,7 +125,11 @@ class WorldMap:
             elif step.accepted and step.place:
                 for thing in (t for t in step.carrying if t not in carrying):
                     self.taken_by.setdefault(thing, step.action)
-                    self.handled.append(Handled(experience.task, thing, step.place, experience.won))
+                    self.handled.append(Handled(experience.task, thing, step.place, experience.won, step.action))
+                if step.answered:
+                    self.handled.append(
+                        Handled(experience.task, step.answered, step.place, experience.won, step.action)
+                    )
             held |= set(step.carrying)
             if step.arrived:
                 seen |= {(t, step.arrived) for t in step.in_view if not _among(t, held)}

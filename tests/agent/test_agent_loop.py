@@ -331,3 +331,47 @@ def test_the_maps_next_step_is_named_and_listed_first_in_the_agents_prompt(house
         if shown:
             assert f"[Memory suggests: {way[0]}]" in prompt
             assert _admissible(prompt)[0] == way[0] and way[0] in start.admissible
+
+
+def test_following_the_map_takes_its_moves_without_an_lm_call_and_asks_the_lm_for_the_rest(house):
+    """With `follow`, the map's steps on the way to another place are played with no LM call and
+    noted as followed; what to do with a thing ("take X", the last step) is still the LM's."""
+    import dspy
+
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    past = experience_of(play(house, task, way, places=True))
+    lm = _lm(*way, json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = EnvAgent(house, max_steps=len(way), aids=WORLD_AIDS.replace(follow=True))(
+            task="t", task_id=task, experience=[past]
+        )
+    agent_steps = [s for s in pred.trajectory.steps if s.role == "agent"]
+    followed = [s.content for s in agent_steps if s.metadata.get("followed")]
+    moves = [s.action for s in past.steps if s.arrived != s.place]
+    assert followed and set(followed) <= set(moves) | {b for e in _edges(past) for b in e}
+    assert len(lm.history) == len(agent_steps) - len(followed)  # one LM call per step the map did not take
+    assert all(s.metadata.get("suggested") == s.content for s in agent_steps if s.metadata.get("followed"))
+
+
+def _edges(experience):
+    from rbdspy.maps.world_map import WorldMap
+
+    world = WorldMap([experience])
+    return [(e.action, *e.before) for targets in world.edges.values() for e in targets.values()]
+
+
+def test_focus_never_lists_an_answer_first_for_naming_the_tasks_words():
+    task = "Find a living thing. Then move it to the blue box."
+    listed = ["look around", "move bee to sink", "focus on blue box", "look at blue box"]
+    assert focus_order(listed, task)[0] == "focus on blue box"
+    answers = lambda a: a[9:] if a.startswith("focus on ") else None  # noqa: E731
+    assert focus_order(listed, task, answers=answers) == [
+        "look at blue box",
+        "look around",
+        "move bee to sink",
+        "focus on blue box",
+    ]

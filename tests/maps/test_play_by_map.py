@@ -3,9 +3,9 @@ own past episode, wherever each task starts: the map's ways, doors and targets a
 TextWorld houses, ScienceWorld's house and TextWorld-Express games alike.
 
 The player plays the map's suggestion whenever there is one; otherwise the earliest step of the
-task's own gold path it has not played that is admissible now (what to do with a thing is the
-agent's, never the map's). Every suggestion it played is counted, so a map that offered nothing
-would fail here: the gold path alone is never enough within the step budget of these tests."""
+task's own gold path it has not played that is admissible now. Every suggestion it played is
+counted, so a map that offered nothing would fail here: the gold path alone is never enough within
+the step budget of these tests."""
 
 import pytest
 

@@ -165,3 +165,43 @@ def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
     assert world.where("mug") == ["attic", "kitchen"]
     suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
     assert suggester.suggest(["open door to kitchen"]) == "open door to kitchen"
+
+
+def test_what_was_done_with_a_kind_of_thing_is_offered_again_where_one_is_in_view():
+    focused = TO_GARDEN.model_copy(
+        update={
+            "steps": [
+                _step("kitchen", "open door to garden"),
+                _step("kitchen", "go to garden", "garden", ["bird", "tree"]),
+                ExperienceStep(
+                    place="garden", action="focus on bird", arrived="garden", in_view=["bird"], answered="bird"
+                ),
+                _step("garden", "pick up bird", in_view=["tree"], carrying=["bird egg"]),
+            ]
+        }
+    )
+    world = WorldMap([focused])
+    assert [(h.thing, h.action) for h in world.handled] == [("bird", "focus on bird"), ("bird egg", "pick up bird")]
+    task = "Your task is to find an animal. Then move it to the table."
+    suggester = MapSuggester(world, task, "garden", ["bird", "tree"])
+    offered = ["look at tree", "focus on bird", "pick up bird", "go to kitchen"]
+    assert suggester.suggest(offered) == "focus on bird"  # the answer first, as it was given
+    suggester.played("focus on bird", True, "garden", ["bird", "tree"])
+    assert suggester.target.kind  # not done: the episode also took it
+    assert suggester.suggest(offered) == "pick up bird"
+    assert suggester.suggest(["look at tree", "go to kitchen"]) is None  # no such thing in view: the agent's choice
+    suggester.played("pick up bird", True, "garden", ["tree"], ["bird egg"])
+    assert suggester.done == 1  # done: on to where the task brings it
+    answered_only = MapSuggester(WorldMap([focused.model_copy(update={"steps": focused.steps[:3]})]), task, "garden")
+    answered_only.played("focus on bird", True, "garden", ["bird"])
+    assert answered_only.done == 1  # all that was done with one is done
+
+
+def test_the_map_tells_a_step_on_the_way_from_one_done_with_a_thing():
+    world = WorldMap([TO_KITCHEN])
+    suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
+    assert suggester.next_step(["open door to kitchen"]) == ("open door to kitchen", True)
+    suggester.played("open door to kitchen", True, "hall", ["table"])
+    suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
+    assert suggester.next_step(["pick up mug", "go to hall"]) == ("pick up mug", False)
+    assert suggester.next_step(["look around"]) == (None, False)
