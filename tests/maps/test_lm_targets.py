@@ -30,7 +30,7 @@ TASK = "Your task is to find an animal. First, focus on the thing. Then, move it
 
 
 def _chooser_answering(*answers):
-    return TargetChooser(), DummyLM([{"targets": a} for a in answers], adapter=dspy.JSONAdapter())
+    return TargetChooser(), DummyLM([{"targets": {"names": a}} for a in answers], adapter=dspy.JSONAdapter())
 
 
 def test_the_things_seen_are_listed_with_where():
@@ -59,10 +59,9 @@ def test_only_names_the_map_knows_are_kept(answer):
     chooser, lm = _chooser_answering(answer)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         pred = chooser(task=TASK, world=world)
-    if answer == ["DOVE "]:  # the same name, written otherwise
-        assert pred.targets[0].name == "dove"
-    else:  # nothing known chosen: the data rule's targets
-        assert pred.targets == task_targets(TASK, world)
+    # A name not copied from the list (which a schema-bound LM cannot write) or none at all: the
+    # data rule's targets.
+    assert pred.targets == task_targets(TASK, world)
 
 
 def test_an_lm_that_fails_leaves_the_data_rule():
@@ -75,3 +74,18 @@ def test_an_lm_that_fails_leaves_the_data_rule():
     with dspy.context(lm=Broken("broken"), adapter=dspy.JSONAdapter()):
         pred = TargetChooser()(task=TASK, world=world)
     assert pred.targets == task_targets(TASK, world) and pred.chosen == []
+
+
+def test_the_answer_schema_lists_only_the_things_seen_and_at_most_three():
+    from dspy.adapters.json_adapter import _get_structured_outputs_response_format
+
+    from rbdspy.maps.lm_targets import MAX_CHOSEN, choosing_among
+
+    world = WorldMap([WALK])
+    chooser = choosing_among(TargetChooser().choose, sorted(world.things))
+    schema = _get_structured_outputs_response_format(chooser.signature).model_json_schema()
+    names = schema["$defs"]["ChosenNames"]["properties"]["names"]
+    assert names["maxItems"] == MAX_CHOSEN and set(names["items"]["enum"]) == world.things
+    chooser, lm = _chooser_answering(["dove", "mug", "table", "tree"])  # one name too many
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        assert chooser(task=TASK, world=world).targets == task_targets(TASK, world)
