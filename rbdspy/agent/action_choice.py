@@ -1,6 +1,6 @@
 """Which admissible action an LM meant: its answer written the way the environment understands it.
 
-    choose_admissible("take fly larva from formless_safe", ["go north", "take fly larva from formless safe"])
+    choose_admissible("take fly larva from formless_safe", ["go to kitchen", "take fly larva from formless safe"])
     # 'take fly larva from formless safe'
 
 A small LM respells one action again and again ("formless_safe", "formless-safe", "book shelf"
@@ -21,7 +21,7 @@ mistake costs a step each time. Here the answer is matched to the listed actions
 
 Anything else is sent as written, and the environment's own refusal tells the agent: a different
 verb is a different action ("take X" is not "examine X", "close" is not "open"), and another name
-is another thing ("go east" is not "go west", a latchkey is not a safe). A list that carries
+is another thing ("take cat" is not "take hat", a latchkey is not a safe). A list that carries
 templates (ScienceWorld's) holds only some of what the world understands, so there an unlisted
 answer may be valid as it is: only respellings are replaced, never an answer that names less or
 more than a listed action.
@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 ARTICLES = frozenset({"a", "an", "the"})
 # Two spellings of one name share more than this share of their characters (SequenceMatcher's
-# ratio): a typo, a plural or a cut word does; two names one letter apart ("east"/"west",
+# ratio): a typo, a plural or a cut word does; two names one letter apart ("cat"/"hat",
 # "stove"/"store") do not.
 SAME_NAME = 0.8
 # A detail added or left out counts only where the words both share name more than the verb.

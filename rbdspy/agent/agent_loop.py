@@ -1,8 +1,8 @@
 """Aids to the agent's own loop, the same for every arm (memory or none): where the agent is and
 what it has done, and no action repeated from the same state.
 
-Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps alternating
-`go north` / `go south` or taking and dropping the same object, so it rarely reached a state
+Why: on a persistent TextWorld world the bare 1.5B agent spent most of its steps moving back and
+forth between two rooms or taking and dropping the same object, so it rarely reached a state
 where any memory could matter. Each aid is an option of `EnvAgent` (`status_line`, `repeat_guard`,
 `suggest`, `focus`, `show_memory`, `confirm`), measured on the house stream with and without it
 (the named variants of `rbdspy.bench.agent_variants`, `rbdspy bench --agent`).
@@ -15,8 +15,11 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   first in the admissible list and named above the observation (`rbdspy.maps.MapSuggester`).
 - Task focus (`focus`): admissible actions that name something the task names are listed first
   ("eat grape" above "take book" when the task is "Eat the grape."), in their own order otherwise;
-  an admissible action that does what the task says (its verb, every thing it names: "eat grape")
-  is listed first of all and named above the observation. Calibration: holding the grape, with
+  where the environment's tasks are imperatives, an admissible action that does what the task says
+  (its verb, every thing it names: "eat grape") is listed first of all and named above the
+  observation. Which verbs name no thing and whether a task is an imperative are the environment's
+  to say (its `language`, an `ActionLanguage`); an environment that says nothing gets English
+  function words only and no action named as the task's. Calibration: holding the grape, with
   "eat grape" first in the list, the agent played "take grape" six times.
 - Memory out of sight (`show_memory=False`, the `routes` variant): the memory block feeds the
   suggestions but is not in the prompt. Calibration: served three walkthroughs about other
@@ -58,6 +61,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from rbdspy.envs.base import ActionLanguage
 
 
 def status_of(env: Any, whereabouts: Any = None) -> dict[str, str] | None:
@@ -106,7 +111,9 @@ _FILLER = frozenset({"the", "a", "an", "of"})
 
 def task_things(task: str) -> list[frozenset[str]]:
     """The things an imperative task names, in order, each as its words: "Put the loaf of bread
-    on the stand." -> [{loaf, bread}, {stand}]. Only the task's first line is read."""
+    on the stand." -> [{loaf, bread}, {stand}]. Only the task's first line is read, as plain
+    English; used only where the environment says its tasks are imperatives
+    (`ActionLanguage.imperative_tasks`)."""
     first = (task or "").strip().splitlines()[0].lower() if (task or "").strip() else ""
     body = _LEADING_VERB.sub("", first.rstrip(". !?"), count=1)
     things = []
@@ -121,19 +128,26 @@ def names(action: str, thing: frozenset[str]) -> bool:
     return bool(thing) and thing <= set(_WORDS.findall(action.lower()))
 
 
-# Words that name no thing: a shared "the" or "go" says nothing about the task.
-_STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "with", "and", "go", "put", "take"})
+# English words that name no thing: a shared "the" says nothing about the task.
+_STOP = frozenset({"the", "a", "an", "on", "in", "into", "from", "to", "of", "with", "and"})
 
 
-def focus_order(actions: list[str], task: str, answers: Callable[[str], Any] | None = None) -> list[str]:
+def focus_order(
+    actions: list[str],
+    task: str,
+    answers: Callable[[str], Any] | None = None,
+    plain_verbs: frozenset[str] = frozenset(),
+) -> list[str]:
     """`actions` with those naming more of the task's things first, then, among those, the ones
-    whose verb the task uses too (stable otherwise). A verb alone promotes nothing: a task that says
+    whose verb the task uses too (stable otherwise). Neither English function words nor the
+    environment's `plain_verbs` (`ActionLanguage.plain_verbs`: "take" in a game whose takings all
+    begin so) are read as something the task names. A verb alone promotes nothing: a task that says
     "focus on the thing, then move it" would otherwise list every "focus on X" and "move X to Y"
     first, whatever X is. Nor are actions that give the task's answer promoted (`answers`, the
     environment's `answer_in`): a task names where to bring the thing as often as the thing
     ("move it to the blue box" put "focus on blue box" first, and the 1.5B agent answered with
     the box), and which answer to give is the agent's and its answer check's to decide."""
-    wanted = set(_WORDS.findall(task.lower())) - _STOP
+    wanted = set(_WORDS.findall(task.lower())) - _STOP - plain_verbs
 
     def rank(action: str) -> tuple[int, int]:
         if answers is not None and answers(action):
@@ -145,20 +159,19 @@ def focus_order(actions: list[str], task: str, answers: Callable[[str], Any] | N
     return sorted(actions, key=rank)
 
 
-# Verbs an action may use to do what a task's verb asks ("Put the mug in the fridge." is done by
-# "insert mug into fridge").
-_VERB_FORMS = {"put": ("put", "insert", "place")}
-
-
-def task_action(actions: list[str], task: str) -> str | None:
-    """The action among `actions` that does what an imperative `task` says: its verb (or a form
-    of it) and every thing the task names; None when none does or the task names nothing."""
+def task_action(actions: list[str], task: str, language: ActionLanguage) -> str | None:
+    """The action among `actions` that does what an imperative `task` says: its verb (or one of
+    its `language.verb_forms`: "Put the mug in the fridge." is done by "insert mug into fridge")
+    and every thing the task names; None when none does, the task names nothing, or the
+    environment's tasks are not imperatives (`language.imperative_tasks`)."""
+    if not language.imperative_tasks:
+        return None
     first = (task or "").strip().splitlines()[0].lower() if (task or "").strip() else ""
     verb = first.split()[0] if first.split() else ""
     things = task_things(task)
     if not things:
         return None
-    forms = _VERB_FORMS.get(verb, (verb,))
+    forms = language.verb_forms.get(verb, (verb,))
     for action in actions:
         words = action.lower().split()
         if words and words[0] in forms and all(names(action, thing) for thing in things):

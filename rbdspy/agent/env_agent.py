@@ -56,6 +56,7 @@ from rbdspy.core.plan import Blocking, Call, Plan, arun, run
 from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
 from rbdspy.core.text import clip
 from rbdspy.envs.base import (
+    ActionLanguage,
     Environment,
     StepResult,
     TaskRef,
@@ -161,6 +162,9 @@ class _Episode:
     def __init__(self, agent: EnvAgent, ref: TaskRef, task: str, memory: str, experience: list[Experience]):
         self.agent, self.ref, self.memory, self.experience = agent, ref, memory or "", experience
         self.aids = agent.aids_for(ref)
+        # How the environment words its actions and tasks, for the task focus; an environment of
+        # one's own may not say, and then nothing is known of its words.
+        self.language: ActionLanguage = getattr(agent.env, "language", ActionLanguage())
         self.task = task
         self.prompt_task = task
         self.steps: list[Step] = []
@@ -251,7 +255,7 @@ class _Episode:
         suggestion from memory: memory stays data."""
         if not (self.aids.focus and self.repeats(action)):
             return action
-        done_by = task_action(self.admissible[: self.agent.max_admissible], self.prompt_task)
+        done_by = task_action(self.admissible[: self.agent.max_admissible], self.prompt_task, self.language)
         if done_by is None:
             return action
         self.replaced += 1
@@ -287,7 +291,7 @@ class _Episode:
         if not (self.aids.follow and self.suggester is not None):
             return None
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
-        if self.aids.focus and task_action(admissible, self.prompt_task):
+        if self.aids.focus and task_action(admissible, self.prompt_task, self.language):
             return None
         step, on_the_way = self.suggester.next_step(admissible)
         if step is None or not on_the_way or self.repeats(step) or self.answer_in(step):
@@ -303,12 +307,14 @@ class _Episode:
         line = status_line(self.status, self.visited) if self.aids.status_line else ""
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
         if self.aids.focus:
-            admissible = focus_order(admissible, self.prompt_task, answers=self.answer_in)
+            admissible = focus_order(
+                admissible, self.prompt_task, answers=self.answer_in, plain_verbs=self.language.plain_verbs
+            )
         if struck is not None:  # the repeat guard's (or the answer check's) second ask
             history = f"{history}\n{note or repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
         first, note, self.suggested = None, "", None
-        if self.aids.focus and (first := task_action(admissible, self.prompt_task)):
+        if self.aids.focus and (first := task_action(admissible, self.prompt_task, self.language)):
             note = f"[This action does what the task says: {first}]"
         elif self.suggester is not None and (first := self.suggester.suggest(admissible)):
             note, self.suggested = f"[Memory suggests: {first}]", first

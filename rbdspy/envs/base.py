@@ -114,12 +114,32 @@ class StepResult(BaseModel):
     whereabouts: Whereabouts | None = None
 
 
+class ActionLanguage(BaseModel):
+    """How an environment's actions and tasks are worded, as far as the agent's task focus reads
+    them (rbdspy/agent/agent_loop.py): the words that name no thing, and whether a task is one
+    action the agent can find in the admissible list. Nothing is known by default.
+
+    `plain_verbs`: verbs that begin this environment's actions and, written in a task, say nothing
+    about which thing the task is about ("go", "take"). `imperative_tasks`: whether a task is one
+    imperative sentence whose verb and things one admissible action can do ("Put the mug in the
+    fridge."). `verb_forms`: for an imperative task's verb, the action verbs that do what it asks
+    ("put": "put", "insert", "place"); a verb not listed is done by itself only.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    plain_verbs: frozenset[str] = frozenset()
+    imperative_tasks: bool = False
+    verb_forms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+
 @runtime_checkable
 class Environment(Protocol):
     """A text environment with automatic scoring. One episode at a time per instance."""
 
     name: str
     max_score: float
+    language: ActionLanguage
 
     def task_types(self) -> list[str]: ...
 
@@ -152,6 +172,9 @@ class EnvironmentBase:
 
     name: str = ""
     max_score: float = 1.0
+    # Which words of the environment's actions and tasks the agent's task focus may read: the
+    # general agent knows no game's verbs, each adapter states its own.
+    language: ActionLanguage = ActionLanguage()
 
     # Every adapter keeps `_current` (the task being played) and `_descriptions` (a cache by task
     # id). The TextWorld-Express and ScienceWorld adapters wrap a simulator on the JVM: `_env` (its

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
-from rbdspy.envs.textworld_compass import opposite_move
+from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import (
     HouseCatalogue,
@@ -147,6 +147,7 @@ class TextWorldHouses(EnvironmentBase):
 
     name = NAME
     max_score = 1.0
+    language = TEXTWORLD_LANGUAGE
 
     def __init__(
         self,

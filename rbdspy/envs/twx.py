@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
-from rbdspy.envs.textworld_compass import opposite_move
+from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move
 
 NAME = "twx"
 UNKNOWN_ACTION = "Unknown action"
@@ -90,6 +90,7 @@ class TextWorldExpress(EnvironmentBase):
 
     name = NAME
     max_score = 1.0
+    language = TEXTWORLD_LANGUAGE
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ call, which on the local model would cost as much as the extraction itself):
   directions) that is not the environment's own vocabulary: generic action words (verbs such as
   "open", prepositions, "door", "room"...) and the words of the task text, which every variation
   of a task family shares ("coin", "cookbook", "meal"). A lesson may say "take the coin" or "read
-  the cookbook"; it may not say "take the red potato" or "go north".
+  the cookbook"; it may not say "take the red potato" or "go to the pantry".
 
 The observations are not mined for words (they describe everything in a room, most of which the
 agent never touched, and flagging all of it would punish ordinary English); their numbers are.

@@ -51,6 +51,6 @@ class ExtractFailureLessons(dspy.Signature):
 WORLD_FACTS_RULE = """This task was played in a world that persists from one task to the next: the same rooms, doors,
 containers and objects. There, besides strategies, a lesson may state facts about that world that
 the trajectory's observations showed: where a thing is ("the berry is on the table in the
-canteen"), which way one room lies from another ("the canteen is north of the studio"), which key
+canteen"), which room a door leads to ("the door in the canteen leads to the studio"), which key
 opens what. Name rooms and things exactly as the game names them; such facts are not
 variation-specific here. Never state a fact the observations did not show."""

@@ -20,6 +20,8 @@ from rbdspy.agent.agent_loop import (
     status_line,
     task_action,
 )
+from rbdspy.envs.base import ActionLanguage
+from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE
 
 TASK = "textworld/3/dev/0"
 REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -199,8 +201,19 @@ def test_helpers():
     assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
     assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
-    assert focus_order(actions, "Eat the grape.") == ["eat grape", "take grape", "go north", "take book", "look"]
-    assert focus_order(actions, "Open the hatch.") == actions
+    verbs = TEXTWORLD_LANGUAGE.plain_verbs
+    assert focus_order(actions, "Eat the grape.", plain_verbs=verbs) == [
+        "eat grape",
+        "take grape",
+        "go north",
+        "take book",
+        "look",
+    ]
+    assert focus_order(actions, "Open the hatch.", plain_verbs=verbs) == actions
+    # A plain verb of the environment's is not the task's: "take" ranks no taking above another action.
+    listed = ["examine book", "take book"]
+    assert focus_order(listed, "Take the book.") == ["take book", "examine book"]
+    assert focus_order(listed, "Take the book.", plain_verbs=verbs) == listed
     # A verb the task uses promotes nothing by itself: ScienceWorld's tasks say "focus" and "move".
     listed = ["open door", "focus on bed", "move orange to shelf", "go to bathroom", "move orange to blue box"]
     task = "Find a living thing. First, focus on the thing. Then, move it to the blue box in the bathroom."
@@ -211,13 +224,17 @@ def test_helpers():
         "focus on bed",
         "move orange to shelf",
     ]
-    assert task_action(actions, "Eat the grape.") == "eat grape"
-    assert task_action(["put mug on stand", "insert mug into fridge"], "Put the mug in the fridge.") == (
-        "insert mug into fridge"
-    )
-    assert task_action(["take book from armchair"], "Take the book.") == "take book from armchair"
-    assert task_action(["drop grape", "examine grape"], "Eat the grape.") is None
-    assert task_action(actions, "") is None
+    tw = TEXTWORLD_LANGUAGE
+    assert task_action(actions, "Eat the grape.", tw) == "eat grape"
+    mug = ["put mug on stand", "insert mug into fridge"]
+    assert task_action(mug, "Put the mug in the fridge.", tw) == "insert mug into fridge"
+    assert task_action(["take book from armchair"], "Take the book.", tw) == "take book from armchair"
+    assert task_action(["drop grape", "examine grape"], "Eat the grape.", tw) is None
+    assert task_action(actions, "", tw) is None
+    # Nothing known of the environment's words: no task is read as an action to find.
+    assert task_action(actions, "Eat the grape.", ActionLanguage()) is None
+    # An imperative's verb is done by itself only, unless the environment names its other forms.
+    assert task_action(mug, "Put the mug in the fridge.", ActionLanguage(imperative_tasks=True)) is None
 
 
 def test_an_agent_left_to_its_defaults_plays_the_routes_aids_in_a_world_that_persists_only(house):

@@ -142,3 +142,22 @@ def test_an_environment_names_no_persistent_world_unless_it_has_one():
     assert env.world_of(ref) is None and world_of(object(), ref) is None
     env.score = 0.0
     assert "world" not in trajectory_metadata(env, ref, 0)
+
+
+def test_each_adapter_states_how_its_actions_and_tasks_are_worded():
+    from rbdspy.envs.base import ActionLanguage
+    from rbdspy.envs.scienceworld import ScienceWorld
+    from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE
+    from rbdspy.envs.textworld_env import TextWorldHouses
+    from rbdspy.envs.twx import TextWorldExpress
+
+    family = ActionLanguage(
+        plain_verbs=frozenset({"go", "put", "take"}),
+        imperative_tasks=True,
+        verb_forms={"put": ("put", "insert", "place")},
+    )
+    assert TextWorldHouses.language is TEXTWORLD_LANGUAGE and TextWorldExpress.language is TEXTWORLD_LANGUAGE
+    assert TextWorldHouses.language == family
+    # ScienceWorld's tasks are not imperatives ("Your task is to find a(n) animal..."): nothing known.
+    assert ScienceWorld.language == ActionLanguage() == EnvironmentBase.language
+    assert not ScienceWorld.language.imperative_tasks and not ScienceWorld.language.plain_verbs
