@@ -38,6 +38,7 @@ import dspy
 from rbdspy.agent.action_choice import choice_among, choose_admissible
 from rbdspy.agent.agent_loop import (
     DEFAULT_AIDS,
+    EXPLORE_AFTER,
     Aids,
     AidsByWorld,
     aids_for,
@@ -67,6 +68,7 @@ from rbdspy.envs.base import (
     world_of,
 )
 from rbdspy.maps.suggester import MapSuggester
+from rbdspy.maps.words import admissible_form
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.signatures.act import NextAction
 from rbdspy.signatures.confirm import AskedFor, YesOrNo
@@ -179,6 +181,8 @@ class _Episode:
         self.suggester: MapSuggester | None = None
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
         self.followed = False  # whether the last action was the map's step, taken without an LM call
+        self.explored = False  # whether the last action was the environment's way out (`explore`)
+        self.idle = 0  # actions in a row that led nowhere new and put nothing new in hand
         self.whereabouts = None  # where the environment said the agent is, with its last observation
         self.offered: list[str] = []  # the admissible actions in the last prompt, in its order
         self.declined: set[str] = set()  # answers the agent's check said do not fit (lower case)
@@ -206,7 +210,7 @@ class _Episode:
 
     def note_status(self) -> None:
         """Reads where the agent is now (for the status line and the repeat guard)."""
-        if not (self.aids.status_line or self.aids.repeat_guard):
+        if not (self.aids.status_line or self.aids.repeat_guard or self.aids.explore):
             return
         self.status = status_of(self.agent.env, self.whereabouts)
         room = (self.status or {}).get("location")
@@ -299,6 +303,22 @@ class _Episode:
         self.suggested, self.followed = step, True
         return step
 
+    def explore_step(self) -> str | None:
+        """The environment's way out to a place not visited this episode (`explore`), after
+        `EXPLORE_AFTER` actions that led nowhere new, as the admissible list writes it; None
+        otherwise, or where the environment cannot say."""
+        if not (self.aids.explore and self.idle >= EXPLORE_AFTER):
+            return None
+        way_out = getattr(self.agent.env, "way_out", None)
+        step = way_out(self.visited) if callable(way_out) else None
+        if not step:
+            return None
+        action = admissible_form(step, self.admissible) or step
+        if self.repeats(action) or self.answer_in(action):
+            return None
+        self.explored = True
+        return action
+
     def inputs(self, struck: str | None = None, note: str | None = None) -> dict[str, str]:
         window = self.window[-self.agent.history_window :] if self.agent.history_window > 0 else []
         history = "\n".join(f"> {a}\n{clip(o, HISTORY_OBSERVATION_CHARS, collapse=False)}" for a, o in window)
@@ -342,6 +362,10 @@ class _Episode:
         if self.followed:  # the map's step, taken without an LM call
             meta["followed"] = True
             self.followed = False
+        if self.explored:  # the environment's way out, taken without an LM call
+            meta["explored"] = True
+            self.explored = False
+        held = set(self.whereabouts.carrying) if self.whereabouts else set()
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
@@ -349,6 +373,9 @@ class _Episode:
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         note = observation_note(self.agent.env, action, result, self.place)
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
+        moved = result.whereabouts is not None and result.whereabouts.place != self.place
+        gained = result.whereabouts is not None and bool(set(result.whereabouts.carrying) - held)
+        self.idle = 0 if moved or gained else self.idle + 1
         self.place = result.whereabouts.place if result.whereabouts else self.place
         self.whereabouts = result.whereabouts
         self.window.append((action, result.observation))
@@ -446,6 +473,9 @@ class EnvAgent(dspy.Module):
                 among the listed actions left.
             follow: (with `suggest`) take the map's step without an LM call where it is on the way
                 to another place (a move, a door opened first); every other action is the LM's.
+            explore: after `EXPLORE_AFTER` actions that led nowhere new and put nothing new in
+                hand, take the environment's way out to a place not visited this episode
+                (`way_out`), without an LM call.
     """
 
     def __init__(
@@ -556,7 +586,7 @@ class EnvAgent(dspy.Module):
             episode = _Episode(self, ref, task, memory, list(experience or []))
             episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
-                pred, action = None, episode.way_step()
+                pred, action = None, episode.way_step() or episode.explore_step()
                 try:
                     if action is None:
                         pred, action = yield from self._choose(episode)

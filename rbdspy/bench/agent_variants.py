@@ -24,6 +24,8 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     "routes": WORLD_AIDS,
     # The same, with the map's moves taken without an LM call (the LM chooses every other action).
     "routes-follow": WORLD_AIDS.replace(follow=True),
+    # ...and, after actions that led nowhere new, the environment's way out to a place not visited.
+    "routes-explore": WORLD_AIDS.replace(follow=True, explore=True),
 }
 
 

@@ -194,6 +194,12 @@ class EnvironmentBase:
         environment names no place (then no map is learned from its episodes)."""
         return None
 
+    def way_out(self, visited: Sequence[str]) -> str | None:
+        """An action towards a place next to the agent's that is not in `visited`, in this
+        environment's own words (what opens the way first, where it is shut), or None where there
+        is none or the environment cannot say. The agent's `explore` aid plays it."""
+        return None
+
     def way_back(self, action: str, came_from: str) -> str | None:
         """The action that undoes `action`, a move from `came_from`, in this environment's own
         words, or None where it cannot say: a map then knows the way back before any episode

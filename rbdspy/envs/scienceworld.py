@@ -38,6 +38,8 @@ EMPTY_ACTION = "No action given."
 WORLD = "scienceworld/house"
 # "This room is called the kitchen." / "This outside location is called the outside."
 _PLACE = re.compile(r"is called the ([^.\n]+)\.")
+# A door the free look lists: "A door to the hallway (that is closed)".
+_DOOR = re.compile(r"A door to the ([^(\n]+?) \(that is (open|closed)\)")
 
 
 _CARRIED = re.compile(r"^\s+(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
@@ -241,6 +243,17 @@ class ScienceWorld(EnvironmentBase):
         words = action.strip().split(maxsplit=2)
         if len(words) == 3 and words[0].lower() == "focus" and words[1].lower() == "on":
             return words[2]
+        return None
+
+    def way_out(self, visited: Sequence[str]) -> str | None:
+        """Through the first door the free look lists to a room not in `visited`: "go to X" where
+        it is open, "open door to X" where it is shut (no move is spent finding out)."""
+        if self._current is None:
+            return None
+        seen = {place.lower() for place in visited}
+        for room, state in _DOOR.findall(str(self._server.freeActionLook())):
+            if room.strip().lower() not in seen:
+                return f"go to {room.strip()}" if state == "open" else f"open door to {room.strip()}"
         return None
 
     def whereabouts(self) -> Whereabouts | None:

@@ -110,3 +110,38 @@ def test_whereabouts_name_the_room_what_is_in_reach_and_what_is_held(sw_env):
     sw_env.step("open door to hallway")
     moved = sw_env.step("go to hallway")
     assert moved.whereabouts.place == "hallway"
+
+
+def test_the_way_out_opens_the_first_door_to_a_room_not_visited_then_goes_through(sw_env):
+    sw_env.reset("scienceworld/find-plant/train/0")  # the hallway: six closed doors
+    assert sw_env.way_out(["hallway"]) == "open door to art studio"
+    assert sw_env.way_out(["hallway", "art studio", "Bedroom"]) == "open door to greenhouse"  # any case
+    assert sw_env.step("open door to greenhouse").valid
+    assert sw_env.way_out(["hallway", "art studio", "bedroom"]) == "go to greenhouse"
+    rooms = ["hallway", "art studio", "bedroom", "greenhouse", "kitchen", "living room", "workshop"]
+    assert sw_env.way_out(rooms) is None  # every room next to this one visited
+
+
+def test_an_agent_that_explores_leaves_a_room_it_stays_in(sw_env):
+    """With `explore`, an LM that only ever looks around is taken through a door after
+    `EXPLORE_AFTER` steps that led nowhere; without it, the agent never leaves its start room."""
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.agent import EnvAgent
+    from rbdspy.agent.agent_loop import EXPLORE_AFTER, NO_AIDS
+
+    task = "scienceworld/find-plant/train/10"  # starts in the art studio, its one door shut
+    for explore in (True, False):
+        lm = DummyLM([{"action": "look around"}] * (EXPLORE_AFTER + 3))
+        with dspy.context(lm=lm):
+            agent = EnvAgent(sw_env, max_steps=EXPLORE_AFTER + 3, aids=NO_AIDS.replace(explore=explore))
+            steps = agent(task="t", task_id=task).trajectory.steps
+        played = [s for s in steps if s.role == "agent"]
+        places = {s.metadata["whereabouts"]["place"] for s in steps if s.role == "env"}
+        if explore:
+            assert [s.content for s in played if s.metadata.get("explored")] == ["open door", "go to hallway"]
+            assert [s.content for s in played[:EXPLORE_AFTER]] == ["look around"] * EXPLORE_AFTER
+            assert places == {"art studio", "hallway"} and len(lm.history) == len(played) - 2
+        else:
+            assert places == {"art studio"} and not any(s.metadata.get("explored") for s in played)
