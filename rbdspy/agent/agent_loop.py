@@ -45,13 +45,14 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   named above the observation, the 1.5B agent holding an orange played "move orange to book shelf"
   (the task says "move it to the blue box"), and asked whether to take the offered step it said
   P(yes) = 0.24 to every offer, right or wrong.
-- Explore (`explore`): after `EXPLORE_AFTER` actions in a row that neither led to another place
-  nor put anything new in hand, and where the map offers no step, the agent takes the
-  environment's way out to a place it has not been this episode (`Environment.way_out`: in
-  ScienceWorld through the first door to a room not yet visited, opening it first), without an LM
-  call. An environment that cannot say gets no such step. Why: in ScienceWorld's house the bare
-  1.5B agent spent all 20 steps of every build episode in the room it started in, moving and
-  looking at what was there, and never opened a door.
+- Explore (`explore`): after `EXPLORE_AFTER` actions in one place, where the map offers no step,
+  the agent takes the environment's way out to a place it has not been this episode
+  (`Environment.way_out`: in ScienceWorld through the first door to a room not yet visited,
+  opening it first), without an LM call; with every neighbouring place visited, the LM goes on
+  choosing. An environment that cannot say gets no such step. Why: in ScienceWorld's house the
+  bare 1.5B agent spent all 20 steps of every build episode in the room it started in, picking up,
+  moving and looking at what was there (a book taken counts as something new, so the count is of
+  actions in one place, whatever they put in hand), and never opened a door.
 - Answer check (`confirm`): before an action the environment says gives the task's answer
   (`answer_in`), the agent is asked whether the thing it names is what the task asks for
   (rbdspy/agent/answer_check.py). On a no the action is struck for the rest of the
@@ -219,9 +220,10 @@ class Aids:
         return dataclasses.replace(self, **_checked(changes))
 
 
-# How many actions in a row may leave the agent where it was, holding nothing new, before the
-# `explore` aid takes a way out (chosen on ScienceWorld build tasks).
-EXPLORE_AFTER = 5
+# How many actions the agent may play in one place before the `explore` aid takes a way out: a
+# few to find and handle what is there, few enough that a 20-step episode still sees three or
+# four rooms (a first choice, measured on ScienceWorld build tasks).
+EXPLORE_AFTER = 4
 
 NO_AIDS = Aids()
 # In a world that persists every aid but the memory block in view: a bank's map reaches the agent

@@ -182,7 +182,7 @@ class _Episode:
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
         self.followed = False  # whether the last action was the map's step, taken without an LM call
         self.explored = False  # whether the last action was the environment's way out (`explore`)
-        self.idle = 0  # actions in a row that led nowhere new and put nothing new in hand
+        self.steps_here = 0  # actions played since the agent last came to another place
         self.whereabouts = None  # where the environment said the agent is, with its last observation
         self.offered: list[str] = []  # the admissible actions in the last prompt, in its order
         self.declined: set[str] = set()  # answers the agent's check said do not fit (lower case)
@@ -305,10 +305,12 @@ class _Episode:
 
     def explore_step(self) -> str | None:
         """The environment's way out to a place not visited this episode (`explore`), after
-        `EXPLORE_AFTER` actions that led nowhere new, as the admissible list writes it; None
-        otherwise, or where the environment cannot say."""
-        if not (self.aids.explore and self.idle >= EXPLORE_AFTER):
+        `EXPLORE_AFTER` actions in one place where the map offers nothing, as the admissible list
+        writes it; None otherwise, or where the environment cannot say."""
+        if not (self.aids.explore and self.steps_here >= EXPLORE_AFTER):
             return None
+        if self.suggester is not None and self.suggester.suggest(self.admissible) is not None:
+            return None  # memory has a step here: the LM is shown it
         way_out = getattr(self.agent.env, "way_out", None)
         step = way_out(self.visited) if callable(way_out) else None
         if not step:
@@ -365,7 +367,6 @@ class _Episode:
         if self.explored:  # the environment's way out, taken without an LM call
             meta["explored"] = True
             self.explored = False
-        held = set(self.whereabouts.carrying) if self.whereabouts else set()
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
@@ -374,8 +375,7 @@ class _Episode:
         note = observation_note(self.agent.env, action, result, self.place)
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
         moved = result.whereabouts is not None and result.whereabouts.place != self.place
-        gained = result.whereabouts is not None and bool(set(result.whereabouts.carrying) - held)
-        self.idle = 0 if moved or gained else self.idle + 1
+        self.steps_here = 0 if moved else self.steps_here + 1
         self.place = result.whereabouts.place if result.whereabouts else self.place
         self.whereabouts = result.whereabouts
         self.window.append((action, result.observation))
@@ -473,9 +473,9 @@ class EnvAgent(dspy.Module):
                 among the listed actions left.
             follow: (with `suggest`) take the map's step without an LM call where it is on the way
                 to another place (a move, a door opened first); every other action is the LM's.
-            explore: after `EXPLORE_AFTER` actions that led nowhere new and put nothing new in
-                hand, take the environment's way out to a place not visited this episode
-                (`way_out`), without an LM call.
+            explore: after `EXPLORE_AFTER` actions in one place where the map offers no step,
+                take the environment's way out to a place not visited this episode (`way_out`),
+                without an LM call.
     """
 
     def __init__(

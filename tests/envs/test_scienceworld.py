@@ -124,7 +124,7 @@ def test_the_way_out_opens_the_first_door_to_a_room_not_visited_then_goes_throug
 
 def test_an_agent_that_explores_leaves_a_room_it_stays_in(sw_env):
     """With `explore`, an LM that only ever looks around is taken through a door after
-    `EXPLORE_AFTER` steps that led nowhere; without it, the agent never leaves its start room."""
+    `EXPLORE_AFTER` steps in one place; without it, the agent never leaves its start room."""
     import dspy
     from dspy.utils import DummyLM
 
