@@ -16,7 +16,7 @@ import argparse
 import sys
 
 from rbdspy.envs import make_env
-from rbdspy.envs.base import interleave, play, world_of
+from rbdspy.envs.base import interleave, kind_of, play, world_of
 from rbdspy.maps.experience import experience_of
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.words import same_action
@@ -39,7 +39,12 @@ def measure(env, tasks) -> dict[str, int]:
         world = WorldMap(past, world=world_of(env, task))
         first = episode.steps[0].metadata.get("whereabouts") or {}
         suggester = MapSuggester(
-            world, env.describe(task), first.get("place"), first.get("in_view", []), first.get("carrying", [])
+            world,
+            env.describe(task),
+            first.get("place"),
+            first.get("in_view", []),
+            first.get("carrying", []),
+            kind=kind_of(env, task),
         )
         env.reset(task, admissible=False)
         for action in gold:

@@ -219,6 +219,7 @@ class Experience(BaseModel):
 
     world: str | None = None
     task: str = ""
+    kind: str | None = None  # the kind of task, where the environment names one (`kind_of`)
     start: str | None = None
     in_view: list[str] = Field(default_factory=list)
     carrying: list[str] = Field(default_factory=list)

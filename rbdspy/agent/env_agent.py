@@ -62,6 +62,7 @@ from rbdspy.envs.base import (
     StepResult,
     TaskRef,
     Whereabouts,
+    kind_of,
     observation_note,
     trajectory_metadata,
     whereabouts_note,
@@ -517,7 +518,8 @@ class EnvAgent(dspy.Module):
                 self._said_placeless = True
             return None
         world = WorldMap(experience, world=world_of(self.env, ref))
-        return MapSuggester(world, task, where.place, where.in_view, where.carrying)
+        kind = kind_of(self.env, ref)
+        return MapSuggester(world, task, where.place, where.in_view, where.carrying, kind=kind)
 
     def aids_for(self, task_id: str | TaskRef) -> Aids:
         """The aids an episode of `task_id` plays with."""

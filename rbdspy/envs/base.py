@@ -194,6 +194,12 @@ class EnvironmentBase:
         environment names no place (then no map is learned from its episodes)."""
         return None
 
+    def kind_of(self, task: TaskRef | str) -> str | None:
+        """The kind of task `task` is, where the environment names kinds whose tasks are satisfied
+        alike ("find-animal": any animal will do), else None. A map looks for what satisfied a
+        task of the same kind where it was found."""
+        return None
+
     def way_out(self, visited: Sequence[str]) -> str | None:
         """An action towards a place next to the agent's that is not in `visited`, in this
         environment's own words (what opens the way first, where it is shut), or None where there
@@ -319,10 +325,17 @@ def world_of(env: Environment, task: TaskRef) -> str | None:
     return method(task) if callable(method) else None
 
 
+def kind_of(env: Environment, task: TaskRef) -> str | None:
+    """`env.kind_of(task)` for an environment that has it, else None."""
+    method = getattr(env, "kind_of", None)
+    return method(task) if callable(method) else None
+
+
 def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) -> dict:
-    world = world_of(env, task)
+    world, kind = world_of(env, task), kind_of(env, task)
     return {
         **({"world": world} if world else {}),
+        **({"kind": kind} if kind else {}),
         "env": env.name,
         "task_id": task.id,
         "task_type": task.task_type,

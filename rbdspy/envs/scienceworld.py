@@ -245,6 +245,10 @@ class ScienceWorld(EnvironmentBase):
             return words[2]
         return None
 
+    def kind_of(self, task: TaskRef | str) -> str:
+        """Its task type: every variation of one asks for the same kind of thing."""
+        return self._task(task).task_type
+
     def way_out(self, visited: Sequence[str]) -> str | None:
         """Through the first door the free look lists to a room not in `visited`: "go to X" where
         it is open, "open door to X" where it is shut (no move is spent finding out)."""

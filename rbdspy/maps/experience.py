@@ -63,6 +63,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
     return Experience(
         world=trajectory.metadata.get("world") or None,
         task=trajectory.task,
+        kind=trajectory.metadata.get("kind") or None,
         start=start.get("place"),
         in_view=list(start.get("in_view", [])),
         carrying=list(start.get("carrying", [])),

@@ -34,10 +34,12 @@ class MapSuggester:
         in_view: Sequence[str] = (),
         carrying: Sequence[str] = (),
         targets: Sequence[Target] | None = None,
+        kind: str | None = None,
     ):
         self.map = world
-        # The data rule's targets unless chosen otherwise (an LM's: `TargetChooser`).
-        self.targets: list[Target] = list(targets) if targets is not None else task_targets(task, world)
+        # The data rule's targets (for the environment's `kind` of task, where it names one) unless
+        # chosen otherwise (an LM's: `TargetChooser`).
+        self.targets: list[Target] = list(targets) if targets is not None else task_targets(task, world, kind)
         self.place = place
         self.in_view = list(in_view)
         self.carrying = list(carrying)
@@ -123,18 +125,29 @@ class MapSuggester:
             self.searched.add(self.place)  # not here this time: look in the next place it was seen
 
     def _handling(self, target: Target, admissible: Sequence[str]) -> str | None:
-        """What was done with a thing of the target's kind that the environment lists an action
-        for now, and this episode has not done yet."""
-        for _, action in target.handled:
-            form = admissible_form(action, admissible)
-            if form is not None and not any(same_action(form, done) for done in self.acted):
-                return form
-        return None
+        """What one past task's episodes did with what satisfied it, in order: once this episode
+        has done one of those actions, the next of that task's only; before, the first action of
+        the first task the environment lists it for. Nothing once this episode gave an answer of
+        its own (an action begun as those answers were): a second answer is not offered."""
+        by_task: dict[str, list[str]] = {}
+        for handled in target.handled:
+            by_task.setdefault(handled.task, []).append(handled.action)
+        answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
+        known = [h.action for h in target.handled]
+        for done in self.acted:
+            own = done.split() and done.split()[0].lower() in answering
+            if own and not any(admissible_form(k, [done]) for k in known):
+                return None
+        for actions in by_task.values():
+            left = [a for a in actions if not any(same_action(a, done) for done in self.acted)]
+            if len(left) < len(actions):  # the task this episode follows
+                return admissible_form(left[0], admissible) if left else None
+        return next((form for actions in by_task.values() if (form := admissible_form(actions[0], admissible))), None)
 
     def _did_all_with_one(self, target: Target) -> bool:
         """Whether this episode did everything one past task's episodes did with what satisfied it."""
-        for task in dict.fromkeys(task for task, _ in target.handled):
-            actions = [a for t, a in target.handled if t == task]
+        for task in dict.fromkeys(h.task for h in target.handled):
+            actions = [h.action for h in target.handled if h.task == task]
             if all(any(same_action(a, done) for done in self.acted) for a in actions):
                 return True
         return False

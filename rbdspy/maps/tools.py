@@ -30,6 +30,7 @@ from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.envs.base import (
     Environment,
     TaskRef,
+    kind_of,
     trajectory_metadata,
     whereabouts_note,
     world_of,
@@ -56,7 +57,9 @@ class EnvironmentTools:
         where = first.whereabouts
         world = WorldMap(experience or [], world=world_of(env, self.ref))
         self.suggester = (
-            MapSuggester(world, self.task, where.place, where.in_view, where.carrying) if where is not None else None
+            MapSuggester(world, self.task, where.place, where.in_view, where.carrying, kind=kind_of(env, self.ref))
+            if where is not None
+            else None
         )
         self.first = first.text
 

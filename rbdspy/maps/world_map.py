@@ -50,6 +50,8 @@ class Handled:
     place: str
     won: bool | None
     action: str = ""
+    kind: str | None = None  # the episode's kind of task, where the environment names one
+    answer: bool = False  # given as the task's answer (not carried)
 
 
 def _moved(step: ExperienceStep) -> bool:
@@ -125,10 +127,20 @@ class WorldMap:
             elif step.accepted and step.place:
                 for thing in (t for t in step.carrying if t not in carrying):
                     self.taken_by.setdefault(thing, step.action)
-                    self.handled.append(Handled(experience.task, thing, step.place, experience.won, step.action))
+                    self.handled.append(
+                        Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)
+                    )
                 if step.answered:
                     self.handled.append(
-                        Handled(experience.task, step.answered, step.place, experience.won, step.action)
+                        Handled(
+                            experience.task,
+                            step.answered,
+                            step.place,
+                            experience.won,
+                            step.action,
+                            experience.kind,
+                            answer=True,
+                        )
                     )
             held |= set(step.carrying)
             if step.arrived:

@@ -205,3 +205,43 @@ def test_the_map_tells_a_step_on_the_way_from_one_done_with_a_thing():
     suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
     assert suggester.next_step(["pick up mug", "go to hall"]) == ("pick up mug", False)
     assert suggester.next_step(["look around"]) == (None, False)
+
+
+def _won_by_answer(task, kind, thing, place="garden"):
+    return Experience(
+        world="house",
+        task=task,
+        kind=kind,
+        start=place,
+        steps=[ExperienceStep(place=place, action=f"focus on {thing}", arrived=place, in_view=[thing], answered=thing)],
+        won=True,
+    )
+
+
+def test_where_the_environment_names_kinds_only_a_task_of_the_same_kind_says_what_satisfies_it():
+    template = "Your task is to find the animal with the {} life span. The animals are in the outside location."
+    longest = _won_by_answer(template.format("longest"), "lifespan-longest", "bear")
+    shortest = template.format("shortest")
+    world = WorldMap([longest])
+    assert task_targets(shortest, world)[0].name == "bear"  # one word apart: words alone take it as alike
+    assert task_targets(shortest, world, kind="lifespan-shortest") == []  # another kind: nothing to look for
+    assert task_targets(shortest, world, kind="lifespan-longest")[0].name == "bear"
+
+
+def test_a_name_inside_a_hyphenated_word_is_not_named_by_the_task():
+    from rbdspy.maps.targets import task_names
+
+    assert not task_names("Find a non-living thing.", "living thing")
+    assert task_names("Find a living thing.", "living thing")
+    assert task_names("Find the non-living thing.", "non-living thing")
+
+
+def test_no_second_answer_is_offered_once_the_episode_gave_its_own():
+    past = _won_by_answer("Find a plant.", "find-plant", "cherry tree")
+    suggester = MapSuggester(
+        WorldMap([past]), "Find a plant.", "garden", ["cherry tree", "pea plant"], kind="find-plant"
+    )
+    offered = ["focus on cherry tree", "focus on pea plant", "look around"]
+    assert suggester.suggest(offered) == "focus on cherry tree"
+    suggester.played("focus on pea plant", True, "garden", ["cherry tree", "pea plant"])
+    assert suggester.suggest(offered) is None
