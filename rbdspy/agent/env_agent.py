@@ -304,22 +304,22 @@ class _Episode:
         self.suggested, self.followed = step, True
         return step
 
-    def explore_step(self) -> str | None:
+    def explore_step(self) -> Plan:
         """The environment's way out to a place not visited this episode (`explore`), after
         `EXPLORE_AFTER` actions in one place where the map offers nothing, as the admissible list
         writes it; None otherwise, or where the environment cannot say."""
-        if not (self.aids.explore and self.steps_here >= EXPLORE_AFTER):
+        way_out = getattr(self.agent.env, "way_out", None)
+        if not (self.aids.explore and self.steps_here >= EXPLORE_AFTER and callable(way_out)):
             return None
         if self.suggester is not None and self.suggester.suggest(self.admissible) is not None:
             return None  # memory has a step here: the LM is shown it
-        way_out = getattr(self.agent.env, "way_out", None)
-        step = way_out(self.visited) if callable(way_out) else None
+        step = yield Blocking(way_out, (list(self.visited),))
         if not step:
             return None
         action = admissible_form(step, self.admissible) or step
         if self.repeats(action) or self.answer_in(action):
             return None
-        self.explored = True
+        self.suggested, self.explored = None, True
         return action
 
     def inputs(self, struck: str | None = None, note: str | None = None) -> dict[str, str]:
@@ -588,7 +588,9 @@ class EnvAgent(dspy.Module):
             episode = _Episode(self, ref, task, memory, list(experience or []))
             episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
-                pred, action = None, episode.way_step() or episode.explore_step()
+                pred, action = None, episode.way_step()
+                if action is None:
+                    action = yield from episode.explore_step()
                 try:
                     if action is None:
                         pred, action = yield from self._choose(episode)
