@@ -19,7 +19,7 @@ import sys
 import dspy
 
 from rbdspy.envs import make_env
-from rbdspy.envs.base import interleave, play, world_of
+from rbdspy.envs.base import interleave, kind_of, play, world_of
 from rbdspy.envs.task_sets import SW_HOUSE_TYPES
 from rbdspy.maps.experience import experience_of
 from rbdspy.maps.lm_targets import TargetChooser
@@ -36,12 +36,12 @@ def _tasks(env, args) -> list:
 
 
 def first_handled_place(experience: Experience) -> str | None:
-    """Where the episode first took a thing into hand or focused on one: the place the task's
-    thing was."""
+    """Where the episode first took a thing into hand or gave one as the task's answer (the
+    environment's `answer_in`): the place the task's thing was."""
     carrying = set(experience.carrying)
     for step in experience.steps:
         took = step.accepted and bool(set(step.carrying) - carrying)
-        if step.accepted and (took or step.action.lower().startswith("focus on")):
+        if step.accepted and (took or step.answered):
             return step.place
         carrying = set(step.carrying)
     return None
@@ -61,7 +61,7 @@ def measure(env, tasks, chooser: TargetChooser | None) -> tuple[dict[str, int], 
         world = WorldMap(past, world=world_of(env, task))
         expected = first_handled_place(experience)
         text = env.describe(task)
-        data = first_place(task_targets(text, world))
+        data = first_place(task_targets(text, world, kind_of(env, task)))
         row = {"task": str(task), "expected": expected, "data": data}
         if chooser is not None:
             pred = chooser(task=text, world=world)
