@@ -45,6 +45,12 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   named above the observation, the 1.5B agent holding an orange played "move orange to book shelf"
   (the task says "move it to the blue box"), and asked whether to take the offered step it said
   P(yes) = 0.24 to every offer, right or wrong.
+- Handle as before (`handle`, with `follow`): the map's step that does with a thing in view what a
+  past task of this kind did with one ("focus on blue jay", "pick up blue jay") is taken too, an
+  answer only once the answer check keeps it. Why: on ScienceWorld build tasks, offered such a
+  step first and named above the observation, the 1.5B agent played it in 1 of 4 prompts (the
+  others: "move orange to sink" with the orange it starts with, "look around"), with either
+  adapter and with the offer reworded.
 - Explore (`explore`): after `EXPLORE_AFTER` actions in one place, where the map offers no step,
   the agent takes the environment's way out to a place it has not been this episode
   (`Environment.way_out`: in ScienceWorld through the first door to a room not yet visited,
@@ -214,6 +220,7 @@ class Aids:
     confirm: bool = False
     follow: bool = False
     explore: bool = False
+    handle: bool = False
 
     def replace(self, **changes: bool) -> Aids:
         """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""

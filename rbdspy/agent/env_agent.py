@@ -290,16 +290,22 @@ class _Episode:
         return pred, self.insisted(self.action_from(pred))
 
     def way_step(self) -> str | None:
-        """The map's next step, taken without asking the LM (`follow`), when it is on the way to
-        another place, the task's own action is not listed, it was not played from here before
-        and it gives no answer; else None (the LM chooses)."""
+        """The map's next step, taken without asking the LM for an action: with `follow` when it
+        is on the way to another place, with `handle` also when it does with a thing what a past
+        task of this kind did (an answer among them still goes through the answer check); only
+        where the task's own action is not listed and the step was not played from here before;
+        else None (the LM chooses)."""
         if not (self.aids.follow and self.suggester is not None):
             return None
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
         if self.aids.focus and task_action(admissible, self.prompt_task, self.language):
             return None
         step, on_the_way = self.suggester.next_step(admissible)
-        if step is None or not on_the_way or self.repeats(step) or self.answer_in(step):
+        if step is None or self.repeats(step):
+            return None
+        answers = self.answer_in(step) is not None
+        # An answer memory offers is taken only where the answer check will ask about it first.
+        if not ((on_the_way and not answers) or (self.aids.handle and (not answers or self.aids.confirm))):
             return None
         self.suggested, self.followed = step, True
         return step
@@ -474,6 +480,9 @@ class EnvAgent(dspy.Module):
                 among the listed actions left.
             follow: (with `suggest`) take the map's step without an LM call where it is on the way
                 to another place (a move, a door opened first); every other action is the LM's.
+            handle: (with `follow`) also take the map's step that does with a thing in view what
+                a past task of this kind did with one; an answer only with `confirm`, once the
+                answer check keeps it.
             explore: after `EXPLORE_AFTER` actions in one place where the map offers no step,
                 take the environment's way out to a place not visited this episode (`way_out`),
                 without an LM call.
@@ -592,6 +601,9 @@ class EnvAgent(dspy.Module):
                 if action is None:
                     action = yield from episode.explore_step()
                 try:
+                    checked = action is not None and episode.aids.confirm and episode.answer_in(action)
+                    if checked and not (yield from episode.confirmed(action)):
+                        action, episode.followed = None, False  # memory's answer declined: the LM chooses
                     if action is None:
                         pred, action = yield from self._choose(episode)
                 except Exception as exc:  # an LM failure wastes the step, never the episode

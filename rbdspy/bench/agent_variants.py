@@ -26,6 +26,8 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     "routes-follow": WORLD_AIDS.replace(follow=True),
     # ...and, after actions that led nowhere new, the environment's way out to a place not visited.
     "routes-explore": WORLD_AIDS.replace(follow=True, explore=True),
+    # ...and what a past task of this kind did with a thing in view, taken too (answers checked).
+    "routes-handle": WORLD_AIDS.replace(follow=True, explore=True, handle=True),
 }
 
 

@@ -392,3 +392,54 @@ def test_focus_never_lists_an_answer_first_for_naming_the_tasks_words():
         "move bee to sink",
         "focus on blue box",
     ]
+
+
+def test_handling_as_before_takes_the_maps_step_with_a_thing_too(house):
+    """With `handle`, the map's step that takes the quest's thing (not on the way anywhere) is
+    played without an LM call as well; with `follow` alone it is the LM's."""
+    import dspy
+
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    past = experience_of(play(house, task, way, places=True))
+    taken = {s.action for s in past.steps if s.arrived == s.place and set(s.carrying) - set(past.carrying)}
+    assert taken  # the walkthrough takes something where it is
+    followed = {}
+    for handle in (False, True):
+        lm = _lm(*way, *way, json=True)
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            aids = WORLD_AIDS.replace(follow=True, handle=handle)
+            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+        followed[handle] = {s.content for s in pred.trajectory.steps if s.metadata.get("followed")}
+    assert taken <= followed[True] and not taken & followed[False]
+
+
+def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, monkeypatch):
+    """With `handle` and `confirm`, a map step that gives the task's answer is asked about first:
+    declined, it is struck and the LM chooses; kept, it is played without an LM call for the action."""
+    import dspy
+
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    past = experience_of(play(house, task, way, places=True))
+    taken = next(s.action for s in past.steps if s.arrived == s.place and set(s.carrying) - set(past.carrying))
+    monkeypatch.setattr(house, "answer_in", lambda a: a[5:] if a == taken else None, raising=False)
+    for verdict in ("no", "yes"):
+        reply = {"action": "look", "asked_for": "a thing", "answer": verdict}
+        lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            aids = WORLD_AIDS.replace(follow=True, handle=True)
+            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+        played = [s for s in pred.trajectory.steps if s.role == "agent"]
+        checks = pred.trajectory.metadata["answer_checks"]
+        assert checks and checks[0]["action"] == taken and checks[0]["kept"] is (verdict == "yes")
+        if verdict == "yes":
+            assert any(s.content == taken and s.metadata.get("followed") for s in played)
+        else:
+            assert taken not in [s.content for s in played]
