@@ -51,6 +51,11 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   step first and named above the observation, the 1.5B agent played it in 1 of 4 prompts (the
   others: "move orange to sink" with the orange it starts with, "look around"), with either
   adapter and with the offer reworded.
+- Listed actions only (`listed_only`): where the environment lists every action it understands
+  now (a list with no templates), an action the LM writes that is not listed (after the respelling
+  match of `action_choice`) is asked again as a choice among the listed actions, as after a
+  repeat. Why: on a TextWorld house with a varying start room the bare 1.5B agent's actions were
+  refused 30 times in 223 (13%), "put pear on chair" where no chair was.
 - Explore (`explore`): after `EXPLORE_AFTER` actions in one place, where the map offers no step,
   the agent takes the environment's way out to a place it has not been this episode
   (`Environment.way_out`: in ScienceWorld through the first door to a room not yet visited,
@@ -200,6 +205,10 @@ def declined_note(action: str) -> str:
     )
 
 
+def unlisted_note(action: str) -> str:
+    return f"(The environment does not understand '{action}' here. Choose one of the listed actions.)"
+
+
 def repeat_note(action: str) -> str:
     return (
         f"(You already did '{action}' from this same place carrying the same things, and it did not get "
@@ -221,6 +230,7 @@ class Aids:
     follow: bool = False
     explore: bool = False
     handle: bool = False
+    listed_only: bool = False
 
     def replace(self, **changes: bool) -> Aids:
         """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import dspy
 
-from rbdspy.agent.action_choice import choice_among, choose_admissible
+from rbdspy.agent.action_choice import choice_among, choose_admissible, is_template
 from rbdspy.agent.agent_loop import (
     DEFAULT_AIDS,
     EXPLORE_AFTER,
@@ -49,6 +49,7 @@ from rbdspy.agent.agent_loop import (
     status_line,
     status_of,
     task_action,
+    unlisted_note,
 )
 from rbdspy.agent.answer_check import ANSWER_THRESHOLD, answer_question, asked_for_text, yes_probability
 from rbdspy.core.lm_errors import raise_if_setup_error
@@ -174,7 +175,7 @@ class _Episode:
         self.window: list[tuple[str, str]] = []
         self.observation = ""
         self.admissible: list[str] = []
-        self.actions = self.invalid = self.errors = self.reasked = self.replaced = 0
+        self.actions = self.invalid = self.errors = self.reasked = self.replaced = self.unlisted_reasked = 0
         self.done = False
         self.visited: list[str] = []
         self.tried: set[tuple] = set()
@@ -220,6 +221,14 @@ class _Episode:
 
     def state(self) -> tuple:
         return state_key(self.status, self.observation)
+
+    def unlisted(self, action: str) -> bool:
+        """Whether `action` is outside a list of every action the environment understands now
+        (`listed_only`; a list with templates holds only some, so nothing is outside it)."""
+        listed = self.admissible
+        if not (self.aids.listed_only and listed) or any(is_template(a) for a in listed):
+            return False
+        return action.lower() not in {a.lower() for a in listed}
 
     def repeats(self, action: str) -> bool:
         """Whether `action` was already played from the state the agent is in (repeat guard)."""
@@ -435,6 +444,7 @@ class _Episode:
                 invalid_actions=self.invalid,
                 lm_errors=self.errors,
                 **({"repeats_reasked": self.reasked} if self.aids.repeat_guard else {}),
+                **({"unlisted_reasked": self.unlisted_reasked} if self.aids.listed_only else {}),
                 **({"repeats_replaced": self.replaced} if self.aids.repeat_guard and self.aids.focus else {}),
                 **({"answers_declined": len(self.declined), "answer_checks": self.checks} if self.aids.confirm else {}),
                 max_steps=self.agent.max_steps,
@@ -480,6 +490,8 @@ class EnvAgent(dspy.Module):
                 among the listed actions left.
             follow: (with `suggest`) take the map's step without an LM call where it is on the way
                 to another place (a move, a door opened first); every other action is the LM's.
+            listed_only: where the environment lists every action it understands, ask an action
+                written outside the list again, as a choice among the listed actions.
             handle: (with `follow`) also take the map's step that does with a thing in view what
                 a past task of this kind did with one; an answer only with `confirm`, once the
                 answer check keeps it.
@@ -624,6 +636,10 @@ class EnvAgent(dspy.Module):
         (prediction, action)."""
         pred = yield Call(self.act, episode.inputs())
         action = episode.action_from(pred)
+        if episode.unlisted(action):
+            episode.unlisted_reasked += 1
+            inputs = episode.inputs(struck=action, note=unlisted_note(action))
+            pred, action = yield from episode.ask_again(action, inputs)
         if episode.repeats(action):
             episode.reasked += 1
             inputs = episode.inputs(struck=action)

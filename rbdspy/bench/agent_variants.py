@@ -26,8 +26,9 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     "routes-follow": WORLD_AIDS.replace(follow=True),
     # ...and, after actions that led nowhere new, the environment's way out to a place not visited.
     "routes-explore": WORLD_AIDS.replace(follow=True, explore=True),
-    # ...and what a past task of this kind did with a thing in view, taken too (answers checked).
-    "routes-handle": WORLD_AIDS.replace(follow=True, explore=True, handle=True),
+    # ...and what a past task of this kind did with a thing in view, taken too (answers checked), and
+    # an action written outside a list of all the environment understands asked again among it.
+    "routes-handle": WORLD_AIDS.replace(follow=True, explore=True, handle=True, listed_only=True),
 }
 
 

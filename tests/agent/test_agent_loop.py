@@ -443,3 +443,23 @@ def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, mo
             assert any(s.content == taken and s.metadata.get("followed") for s in played)
         else:
             assert taken not in [s.content for s in played]
+
+
+def test_an_action_outside_a_complete_list_is_asked_again_among_the_listed(house):
+    import dspy
+
+    task = "textworld/3/dev/1"
+    first = house.quest(task).walkthrough[0]
+    for listed_only in (True, False):
+        lm = _lm("dance wildly", first, json=True)
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            aids = NO_AIDS.replace(listed_only=listed_only)
+            pred = EnvAgent(house, max_steps=1, aids=aids)(task="t", task_id=task)
+        played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+        if listed_only:
+            assert played == [first] and pred.trajectory.metadata["unlisted_reasked"] == 1
+            assert "does not understand 'dance wildly'" in _prompt(lm, 1)
+            choices = lm.history[1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
+            assert first in choices and "dance wildly" not in choices
+        else:
+            assert played == ["dance wildly"] and pred.trajectory.metadata["invalid_actions"] == 1
