@@ -309,12 +309,14 @@ class _Episode:
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]
         if self.aids.focus and task_action(admissible, self.prompt_task, self.language):
             return None
-        step, on_the_way = self.suggester.next_step(admissible)
+        step, on_the_way, learned = self.suggester.next_step(admissible)
         if step is None or self.repeats(step):
             return None
         answers = self.answer_in(step) is not None
-        # An answer memory offers is taken only where the answer check will ask about it first.
-        if not ((on_the_way and not answers) or (self.aids.handle and (not answers or self.aids.confirm))):
+        # Only what an episode did is taken, never the map's guess; an answer memory offers only
+        # where the answer check will ask about it first.
+        handled = self.aids.handle and learned and (not answers or self.aids.confirm)
+        if not ((on_the_way and not answers) or handled):
             return None
         self.suggested, self.followed = step, True
         return step

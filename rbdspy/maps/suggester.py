@@ -59,30 +59,27 @@ class MapSuggester:
         knows no way from here or the step is not admissible now."""
         return self.next_step(admissible)[0]
 
-    def next_step(self, admissible: Sequence[str]) -> tuple[str | None, bool]:
-        """`suggest`'s step, and whether it is on the way to another place (a move, or what was
-        done first where the move was learned) rather than something done with a thing."""
-        step = self._step(admissible)
-        return step if isinstance(step, tuple) else (step, False)
-
-    def _step(self, admissible: Sequence[str]) -> str | tuple[str | None, bool] | None:
+    def next_step(self, admissible: Sequence[str]) -> tuple[str | None, bool, bool]:
+        """`suggest`'s step; whether it is on the way to another place (a move, or what was done
+        first where the move was learned) rather than something done with a thing; and whether an
+        episode did it before (not a guess: a thing no episode took, taken as others were)."""
         target = self.target
         if target is None or not self.place:
-            return None
+            return None, False, False
         # The place it was seen in most first, among those the map knows a way to.
         ways = (self.map.way(self.place, [p]) for p in target.places if p not in self.searched)
         way = next((w for w in ways if w is not None), None)
         if way is None:
-            return None
+            return None, False, False
         if not way:  # there: take it, where the map knows how
             if target.kind:
-                return self._handling(target, admissible)
+                return self._handling(target, admissible), False, True
             taking = self.map.taking(target.name) if target.carry else None
             if taking:
-                return admissible_form(taking, admissible)
+                return admissible_form(taking, admissible), False, True
             # The thing a task names first is the one it fetches: taken as this world takes things.
             first = target.thing and not target.kind and self.done == 0
-            return self.map.taking_like(target.name, admissible) if first else None
+            return (self.map.taking_like(target.name, admissible) if first else None), False, False
         edge = way[0]
         # A way listed but not open (a closed door some games list the move through) led nowhere
         # when tried: what was done first where the way was learned comes first then.
@@ -90,8 +87,8 @@ class MapSuggester:
         for step in first:
             form = admissible_form(step, admissible)
             if form is not None and not (self.stayed and same_action(self.stayed, form)):
-                return form, True
-        return None
+                return form, True, True
+        return None, False, False
 
     def played(
         self, action: str, accepted: bool, place: str | None, in_view: Sequence[str] = (), carrying: Sequence[str] = ()

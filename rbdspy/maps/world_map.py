@@ -116,7 +116,9 @@ class WorldMap:
             self.places.add(experience.start)
             seen |= {(t, experience.start) for t in experience.in_view}
         carrying = list(experience.carrying)
+        start = len(self.handled)
         for index, step in enumerate(experience.steps):
+            mine = self.handled[start:]
             for place in (step.place, step.arrived):
                 if place:
                     self.places.add(place)
@@ -125,7 +127,19 @@ class WorldMap:
                 if step.way_back:
                     self._learn(Edge(step.arrived, step.place, step.way_back, assumed=True))
             elif step.accepted and step.place:
-                for thing in (t for t in step.carrying if t not in carrying):
+                # What the episode went on to do there with a thing it handled ("move cup to blue
+                # box" after "focus on cup") is part of handling it.
+                follow_up = next(
+                    (h for h in reversed(mine) if h.place == step.place and names(step.action, h.thing)), None
+                )
+                gained = [t for t in step.carrying if t not in carrying]
+                if follow_up is not None and not gained and not step.answered:
+                    self.handled.append(
+                        Handled(
+                            experience.task, follow_up.thing, step.place, experience.won, step.action, experience.kind
+                        )
+                    )
+                for thing in gained:
                     self.taken_by.setdefault(thing, step.action)
                     self.handled.append(
                         Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)

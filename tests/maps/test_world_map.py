@@ -200,11 +200,13 @@ def test_what_was_done_with_a_kind_of_thing_is_offered_again_where_one_is_in_vie
 def test_the_map_tells_a_step_on_the_way_from_one_done_with_a_thing():
     world = WorldMap([TO_KITCHEN])
     suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
-    assert suggester.next_step(["open door to kitchen"]) == ("open door to kitchen", True)
+    assert suggester.next_step(["open door to kitchen"]) == ("open door to kitchen", True, True)
     suggester.played("open door to kitchen", True, "hall", ["table"])
     suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
-    assert suggester.next_step(["pick up mug", "go to hall"]) == ("pick up mug", False)
-    assert suggester.next_step(["look around"]) == (None, False)
+    assert suggester.next_step(["pick up mug", "go to hall"]) == ("pick up mug", False, True)
+    assert suggester.next_step(["look around"]) == (None, False, True)
+    guessing = MapSuggester(world, "Put the stove in the hall.", "kitchen", ["stove"])  # nobody took a stove
+    assert guessing.next_step(["pick up stove", "go to hall"]) == ("pick up stove", False, False)
 
 
 def _won_by_answer(task, kind, thing, place="garden"):
@@ -245,3 +247,26 @@ def test_no_second_answer_is_offered_once_the_episode_gave_its_own():
     assert suggester.suggest(offered) == "focus on cherry tree"
     suggester.played("focus on pea plant", True, "garden", ["cherry tree", "pea plant"])
     assert suggester.suggest(offered) is None
+
+
+def test_what_an_episode_went_on_to_do_there_with_its_thing_is_part_of_handling_it():
+    past = Experience(
+        world="house",
+        task="Find a non-living thing. Then move it to the blue box.",
+        kind="find-non-living",
+        start="bathroom",
+        steps=[
+            ExperienceStep(place="bathroom", action="focus on cup", arrived="bathroom", answered="cup"),
+            ExperienceStep(place="bathroom", action="look at sink", arrived="bathroom"),
+            ExperienceStep(place="bathroom", action="move cup to blue box", arrived="bathroom"),
+        ],
+        won=True,
+    )
+    world = WorldMap([past])
+    assert [h.action for h in world.handled] == ["focus on cup", "move cup to blue box"]
+    task = "Find a non-living thing. Then move it to the blue box."
+    suggester = MapSuggester(world, task, "bathroom", ["cup", "blue box"], kind="find-non-living")
+    offered = ["move cup to blue box", "focus on cup", "look at sink"]
+    assert suggester.suggest(offered) == "focus on cup"
+    suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
+    assert suggester.suggest(offered) == "move cup to blue box"
