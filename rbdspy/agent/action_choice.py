@@ -30,50 +30,17 @@ more than a listed action.
 from __future__ import annotations
 
 import copy
-import re
 from difflib import SequenceMatcher
-from functools import lru_cache
 from typing import Any, Literal
 
-ARTICLES = frozenset({"a", "an", "the"})
+from rbdspy.core.action_templates import fits_template, is_template, words_of
+
 # Two spellings of one name share more than this share of their characters (SequenceMatcher's
 # ratio): a typo, a plural or a cut word does; two names one letter apart ("cat"/"hat",
 # "stove"/"store") do not.
 SAME_NAME = 0.8
 # A detail added or left out counts only where the words both share name more than the verb.
 MIN_SHARED_WORDS = 2
-_NOT_A_WORD = re.compile(r"[\W_]+")
-_PLACEHOLDER = re.compile(r"OBJ\d*|\{[^{}\s]*\}|<[^<>\s]*>")
-_OBJECT_WORDS = r"\S+(?: \S+)*?"
-
-
-@lru_cache(maxsize=8192)
-def words_of(text: str) -> tuple[str, ...]:
-    """`text` as lower-case words without punctuation or articles ("Take the fly-larva." ->
-    ("take", "fly", "larva")); cached, as the same list is read at every step."""
-    return tuple(w for w in _NOT_A_WORD.sub(" ", text.lower()).split() if w not in ARTICLES)
-
-
-def is_template(action: str) -> bool:
-    """Whether a listed action is a pattern with object slots ("move OBJ to OBJ", "take {o}")."""
-    return any(_PLACEHOLDER.fullmatch(token) for token in action.split())
-
-
-@lru_cache(maxsize=256)
-def _template_pattern(template: str) -> re.Pattern:
-    parts = []
-    for token in template.split():
-        if _PLACEHOLDER.fullmatch(token):
-            parts.append(_OBJECT_WORDS)
-        else:
-            parts.extend(re.escape(word) for word in words_of(token))
-    return re.compile(" ".join(parts))
-
-
-def fits_template(text: str, template: str) -> bool:
-    """Whether `text` is `template` with every slot filled by at least one word
-    ("move the pot to the stove" fits "move OBJ to OBJ"; "move pot" does not)."""
-    return _template_pattern(template).fullmatch(" ".join(words_of(text))) is not None
 
 
 def choose_admissible(text: str, admissible: list[str]) -> str:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
 from rbdspy.maps.words import admissible_form, names, same_action
-from rbdspy.maps.world_map import WorldMap
+from rbdspy.maps.world_map import Handled, WorldMap
 
 
 class MapSuggester:
@@ -126,20 +127,31 @@ class MapSuggester:
         has done one of those actions, the next of that task's only; before, the first action of
         the first task the environment lists it for. Nothing once this episode gave an answer of
         its own (an action begun as those answers were): a second answer is not offered."""
-        by_task: dict[str, list[str]] = {}
+        by_task: dict[str, list[Handled]] = {}
         for handled in target.handled:
-            by_task.setdefault(handled.task, []).append(handled.action)
+            by_task.setdefault(handled.task, []).append(handled)
         answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
         known = [h.action for h in target.handled]
         for done in self.acted:
             own = done.split() and done.split()[0].lower() in answering
             if own and not any(admissible_form(k, [done]) for k in known):
                 return None
-        for actions in by_task.values():
-            left = [a for a in actions if not any(same_action(a, done) for done in self.acted)]
-            if len(left) < len(actions):  # the task this episode follows
-                return admissible_form(left[0], admissible) if left else None
-        return next((form for actions in by_task.values() if (form := admissible_form(actions[0], admissible))), None)
+        for handled in by_task.values():
+            left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
+            if len(left) < len(handled):  # the task this episode follows
+                return self._listed(left[0], admissible) if left else None
+        firsts = (admissible_form(handled[0].action, admissible) for handled in by_task.values())
+        return next((form for form in firsts if form), None)
+
+    def _listed(self, handled: Handled, admissible: Sequence[str]) -> str | None:
+        """`action` as `admissible` lists it; or, where the list holds templates ("move OBJ to
+        OBJ": such a list names only part of what the world takes), as written when it fills one
+        while the thing it was done with is in view or in hand. Only a follow-up step is read this
+        way: a first step must be listed, so nothing out of view is offered first."""
+        form = admissible_form(handled.action, admissible)
+        if form is not None or not fits_a_template(handled.action, tuple(admissible)):
+            return form
+        return handled.action if self._in_view(handled.thing) else None
 
     def _did_all_with_one(self, target: Target) -> bool:
         """Whether this episode did everything one past task's episodes did with what satisfied it."""

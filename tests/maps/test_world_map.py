@@ -270,3 +270,24 @@ def test_what_an_episode_went_on_to_do_there_with_its_thing_is_part_of_handling_
     assert suggester.suggest(offered) == "focus on cup"
     suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
     assert suggester.suggest(offered) == "move cup to blue box"
+
+
+def test_a_follow_up_the_list_does_not_name_is_offered_where_it_fills_a_listed_template():
+    past = Experience(
+        world="house",
+        task="Find a non-living thing. Then move it to the blue box.",
+        kind="find-non-living",
+        start="bathroom",
+        steps=[
+            ExperienceStep(place="bathroom", action="focus on cup", arrived="bathroom", answered="cup"),
+            ExperienceStep(place="bathroom", action="move cup to blue box", arrived="bathroom"),
+        ],
+        won=True,
+    )
+    task = "Find a non-living thing. Then move it to the blue box."
+    suggester = MapSuggester(WorldMap([past]), task, "bathroom", ["cup", "blue box"], kind="find-non-living")
+    suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
+    assert suggester.suggest(["look around", "move OBJ to OBJ"]) == "move cup to blue box"
+    assert suggester.suggest(["look around"]) is None  # neither listed nor a template it fills
+    suggester.played("look around", True, "bathroom", ["blue box"])  # the cup is gone from view
+    assert suggester.suggest(["look around", "move OBJ to OBJ"]) is None
