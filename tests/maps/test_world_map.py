@@ -249,23 +249,26 @@ def test_no_second_answer_is_offered_once_the_episode_gave_its_own():
     assert suggester.suggest(offered) is None
 
 
+# A non-living thing answered in the bathroom, then carried on with there.
+CUP_TASK = "Find a non-living thing. Then move it to the blue box."
+CUP_TO_BOX = Experience(
+    world="house",
+    task=CUP_TASK,
+    kind="find-non-living",
+    start="bathroom",
+    steps=[
+        ExperienceStep(place="bathroom", action="focus on cup", arrived="bathroom", answered="cup"),
+        ExperienceStep(place="bathroom", action="look at sink", arrived="bathroom"),
+        ExperienceStep(place="bathroom", action="move cup to blue box", arrived="bathroom"),
+    ],
+    won=True,
+)
+
+
 def test_what_an_episode_went_on_to_do_there_with_its_thing_is_part_of_handling_it():
-    past = Experience(
-        world="house",
-        task="Find a non-living thing. Then move it to the blue box.",
-        kind="find-non-living",
-        start="bathroom",
-        steps=[
-            ExperienceStep(place="bathroom", action="focus on cup", arrived="bathroom", answered="cup"),
-            ExperienceStep(place="bathroom", action="look at sink", arrived="bathroom"),
-            ExperienceStep(place="bathroom", action="move cup to blue box", arrived="bathroom"),
-        ],
-        won=True,
-    )
-    world = WorldMap([past])
+    world = WorldMap([CUP_TO_BOX])
     assert [h.action for h in world.handled] == ["focus on cup", "move cup to blue box"]
-    task = "Find a non-living thing. Then move it to the blue box."
-    suggester = MapSuggester(world, task, "bathroom", ["cup", "blue box"], kind="find-non-living")
+    suggester = MapSuggester(world, CUP_TASK, "bathroom", ["cup", "blue box"], kind="find-non-living")
     offered = ["move cup to blue box", "focus on cup", "look at sink"]
     assert suggester.suggest(offered) == "focus on cup"
     suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
@@ -273,19 +276,7 @@ def test_what_an_episode_went_on_to_do_there_with_its_thing_is_part_of_handling_
 
 
 def test_a_follow_up_the_list_does_not_name_is_offered_where_it_fills_a_listed_template():
-    past = Experience(
-        world="house",
-        task="Find a non-living thing. Then move it to the blue box.",
-        kind="find-non-living",
-        start="bathroom",
-        steps=[
-            ExperienceStep(place="bathroom", action="focus on cup", arrived="bathroom", answered="cup"),
-            ExperienceStep(place="bathroom", action="move cup to blue box", arrived="bathroom"),
-        ],
-        won=True,
-    )
-    task = "Find a non-living thing. Then move it to the blue box."
-    suggester = MapSuggester(WorldMap([past]), task, "bathroom", ["cup", "blue box"], kind="find-non-living")
+    suggester = MapSuggester(WorldMap([CUP_TO_BOX]), CUP_TASK, "bathroom", ["cup", "blue box"], kind="find-non-living")
     suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
     assert suggester.suggest(["look around", "move OBJ to OBJ"]) == "move cup to blue box"
     assert suggester.suggest(["look around"]) is None  # neither listed nor a template it fills
