@@ -4,14 +4,17 @@ From wherever the agent is now, towards the task's first target not yet done (`t
 first way of the shortest path the map knows, or, where that way is not open yet, what was done
 first where it was learned (a door opened); in the target's place, the action that once put the
 thing in hand. A suggestion is always one of the admissible actions the environment lists now, as
-it writes it, or nothing: never a command, never text from memory.
+it writes it (or, for what an episode went on to do with a thing in view, an action filling a
+template the list holds), or nothing: never text from memory. Whether the agent plays it is the
+agent's aids' to say (`rbdspy.agent.agent_loop`).
 
 For a kind of thing ("find an animal"), in a place where such things were found, the step is what
 was done there with one that is in view now (its action, when the environment lists it: "focus on
-cup", then "pick up cup"), in the order it was done. A target is done when the thing is in hand
-(one the map knows how to take), when an accepted action named it in one of its places (one nobody
-took: "put mug on stand"), when the agent reached it (a place), or, for a kind of thing, when the
-agent came to hold something where such things were found or did there all that was done with one.
+cup", then "pick up cup", then "move cup to blue box"), in the order it was done. A target is
+done when the thing is in hand (one the map knows how to take), when an accepted action named it in
+one of its places (one nobody took: "put mug on stand"), when the agent reached it (a place), or,
+for a kind of thing, when the agent came to hold something where such things were found or did
+there all that was done with one.
 """
 
 from __future__ import annotations
