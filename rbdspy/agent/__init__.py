@@ -10,8 +10,9 @@
 - env_agent.py: `EnvAgent`, one `dspy.Predict(NextAction)` call per step, a ground-truth labelled
   trajectory out; `StepEvent`, what an `on_step` watcher is told.
 - agent_loop.py: the aids to the agent's own loop (status line, repeat guard, suggested action,
-  task focus, memory out of sight): `Aids`, `AidsByWorld` and the defaults, `NO_AIDS`,
-  `WORLD_AIDS`, `DEFAULT_AIDS` (`EnvAgent(env, aids=...)`).
+  task focus, memory out of sight, the map's steps taken without asking, a way out of a place,
+  only listed actions): `Aids`, `AidsByWorld` and the defaults, `NO_AIDS`, `WORLD_AIDS`,
+  `OFFERED_AIDS` (the map's steps only offered), `DEFAULT_AIDS` (`EnvAgent(env, aids=...)`).
 - action_choice.py: which admissible action an LM's answer meant.
 
 Its prompt is `rbdspy.signatures.act.NextAction`. It plays the adapters of rbdspy/envs/ and reads
@@ -19,7 +20,7 @@ the maps of rbdspy/maps/; neither imports it. The benchmark's named aid variants
 `rbdspy.bench.agent_variants`.
 """
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, WORLD_AIDS, Aids, AidsByWorld
+from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, OFFERED_AIDS, WORLD_AIDS, Aids, AidsByWorld
 from rbdspy.agent.env_agent import EnvAgent, StepEvent
 
-__all__ = ["DEFAULT_AIDS", "NO_AIDS", "WORLD_AIDS", "Aids", "AidsByWorld", "EnvAgent", "StepEvent"]
+__all__ = ["DEFAULT_AIDS", "NO_AIDS", "OFFERED_AIDS", "WORLD_AIDS", "Aids", "AidsByWorld", "EnvAgent", "StepEvent"]

@@ -246,7 +246,21 @@ NO_AIDS = Aids()
 # In a world that persists every aid but the memory block in view: a bank's map reaches the agent
 # only as the steps it offers, so a small model cannot copy actions from a sequence about something
 # else, and the loop aids keep it out of the loops that kept it from the states memory could help in.
-WORLD_AIDS = Aids(status_line=True, repeat_guard=True, suggest=True, focus=True, show_memory=False, confirm=True)
+# The map's part is played without asking (its ways, what a past task of the kind did with a thing
+# in view, answers only once checked): a 1.5B model offered a step chose it about as often as any
+# other, right or wrong; the LM decides the rest, among the actions the environment lists.
+WORLD_AIDS = Aids(
+    status_line=True,
+    repeat_guard=True,
+    suggest=True,
+    focus=True,
+    show_memory=False,
+    confirm=True,
+    follow=True,
+    explore=True,
+    handle=True,
+    listed_only=True,
+)
 
 
 @dataclass(frozen=True)
@@ -276,6 +290,10 @@ def _checked(changes: dict[str, bool]) -> dict[str, bool]:
     if unknown:
         raise ValueError(f"unknown aid(s) {sorted(unknown)}; aids: {', '.join(AID_NAMES)}")
     return {name: bool(value) for name, value in changes.items()}
+
+
+# The world's aids with every step the map offers only offered: the LM chooses each action.
+OFFERED_AIDS = WORLD_AIDS.replace(follow=False, explore=False, handle=False, listed_only=False)
 
 
 def aids_for(aids: Aids | AidsByWorld, persistent: bool) -> Aids:

@@ -2,12 +2,12 @@
 (`rbdspy.agent.agent_loop`) are measured as.
 
 Each variant is the aids it turns on, the others off; "auto" is EnvAgent's default
-(`DEFAULT_AIDS`: "routes" in a world that persists, none elsewhere).
+(`DEFAULT_AIDS`: "routes-handle" in a world that persists, none elsewhere).
 """
 
 from __future__ import annotations
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, WORLD_AIDS, Aids, AidsByWorld
+from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, OFFERED_AIDS, WORLD_AIDS, Aids, AidsByWorld
 
 AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     "auto": DEFAULT_AIDS,
@@ -19,16 +19,17 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     "loop-suggest": NO_AIDS.replace(status_line=True, repeat_guard=True, suggest=True),
     "focus": NO_AIDS.replace(focus=True),
     "full": NO_AIDS.replace(status_line=True, repeat_guard=True, suggest=True, focus=True),
-    # Memory only as suggested actions: the block itself is not in the prompt. What EnvAgent plays
-    # with in a world that persists.
-    "routes": WORLD_AIDS,
+    # Memory only as suggested actions: the block itself is not in the prompt, and the LM chooses
+    # whether to play what the map offers.
+    "routes": OFFERED_AIDS,
     # The same, with the map's moves taken without an LM call (the LM chooses every other action).
-    "routes-follow": WORLD_AIDS.replace(follow=True),
+    "routes-follow": OFFERED_AIDS.replace(follow=True),
     # ...and, after actions that led nowhere new, the environment's way out to a place not visited.
-    "routes-explore": WORLD_AIDS.replace(follow=True, explore=True),
+    "routes-explore": OFFERED_AIDS.replace(follow=True, explore=True),
     # ...and what a past task of this kind did with a thing in view, taken too (answers checked), and
-    # an action written outside a list of all the environment understands asked again among it.
-    "routes-handle": WORLD_AIDS.replace(follow=True, explore=True, handle=True, listed_only=True),
+    # an action written outside a list of all the environment understands asked again among it: what
+    # EnvAgent plays with in a world that persists.
+    "routes-handle": WORLD_AIDS,
 }
 
 

@@ -12,6 +12,7 @@ from rbdspy.agent import EnvAgent
 from rbdspy.agent.agent_loop import (
     DEFAULT_AIDS,
     NO_AIDS,
+    OFFERED_AIDS,
     WORLD_AIDS,
     Aids,
     AidsByWorld,
@@ -123,7 +124,7 @@ def test_an_insisted_repeat_is_replaced_by_the_action_that_does_the_task_with_fo
     script = [*way, way[-1], way[-1], way[-1], way[-1]]
     for focus, won in ((True, True), (False, False)):
         with dspy.context(lm=_lm(*script, json=True), adapter=dspy.JSONAdapter()):
-            pred = EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True, focus=focus))(
+            pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS.replace(focus=focus))(
                 task="t", task_id=task
             )
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
@@ -141,7 +142,7 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, way[-1], way[-1], "examine rack", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True))(
+        pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(
             task="t", task_id=task
         )
     played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
@@ -158,7 +159,7 @@ def test_a_forced_choice_is_never_an_action_already_tried_from_the_same_state(ho
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, "examine rack", way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 3, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 3, aids=OFFERED_AIDS)(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine rack" not in choices
 
@@ -177,7 +178,7 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
     monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
     lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 2, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine" not in choices
 
@@ -342,7 +343,7 @@ def test_the_maps_next_step_is_named_and_listed_first_in_the_agents_prompt(house
     for experience, shown in (([past], True), ([], False)):
         lm = _lm("look", json=True)
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            EnvAgent(house, max_steps=1, aids=WORLD_AIDS)(task="t", task_id=task, experience=experience)
+            EnvAgent(house, max_steps=1, aids=OFFERED_AIDS)(task="t", task_id=task, experience=experience)
         prompt = _prompt(lm, 0)
         assert ("[Memory suggests: " in prompt) is shown
         if shown:
@@ -363,7 +364,7 @@ def test_following_the_map_takes_its_moves_without_an_lm_call_and_asks_the_lm_fo
     past = experience_of(play(house, task, way, places=True))
     lm = _lm(*way, json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way), aids=WORLD_AIDS.replace(follow=True))(
+        pred = EnvAgent(house, max_steps=len(way), aids=OFFERED_AIDS.replace(follow=True))(
             task="t", task_id=task, experience=[past]
         )
     agent_steps = [s for s in pred.trajectory.steps if s.role == "agent"]
@@ -411,7 +412,7 @@ def test_handling_as_before_takes_the_maps_step_with_a_thing_too(house):
     for handle in (False, True):
         lm = _lm(*way, *way, json=True)
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = WORLD_AIDS.replace(follow=True, handle=handle)
+            aids = OFFERED_AIDS.replace(follow=True, handle=handle)
             pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
         followed[handle] = {s.content for s in pred.trajectory.steps if s.metadata.get("followed")}
     assert taken <= followed[True] and not taken & followed[False]
@@ -434,7 +435,7 @@ def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, mo
         reply = {"action": "look", "asked_for": "a thing", "answer": verdict}
         lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = WORLD_AIDS.replace(follow=True, handle=True)
+            aids = OFFERED_AIDS.replace(follow=True, handle=True)
             pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
         played = [s for s in pred.trajectory.steps if s.role == "agent"]
         checks = pred.trajectory.metadata["answer_checks"]
