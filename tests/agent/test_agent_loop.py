@@ -142,9 +142,7 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, way[-1], way[-1], "examine rack", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(
-            task="t", task_id=task
-        )
+        pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(task="t", task_id=task)
     played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
     assert played == [*way, way[-1], "examine rack"] and pred.trajectory.metadata["repeats_reasked"] == 1
     constrained = lm.history[-1]["messages"][0]["content"]
