@@ -177,7 +177,10 @@ class _Episode:
         self.admissible: list[str] = []
         self.actions = self.invalid = self.errors = self.reasked = self.replaced = self.unlisted_reasked = 0
         self.done = False
-        self.visited: list[str] = []
+        self.visited: list[str] = []  # places in the order first come to (the status line's)
+        self.last_left: list[str] = []  # the same places, the one the agent was in longest ago first
+        self.passing = False  # whether the way out led back to a visited place (go on at once)
+        self.passed = 0  # visited places the way out has led through since the LM last acted
         self.tried: set[tuple] = set()
         self.status: dict[str, str] | None = None
         self.suggester: MapSuggester | None = None
@@ -218,6 +221,8 @@ class _Episode:
         room = (self.status or {}).get("location")
         if room and room not in self.visited:
             self.visited.append(room)
+        if room:
+            self.last_left = [place for place in self.last_left if place != room] + [room]
 
     def state(self) -> tuple:
         return state_key(self.status, self.observation)
@@ -324,13 +329,16 @@ class _Episode:
     def explore_step(self) -> Plan:
         """The environment's way out to a place not visited this episode (`explore`), after
         `EXPLORE_AFTER` actions in one place where the map offers nothing, as the admissible list
-        writes it; None otherwise, or where the environment cannot say."""
+        writes it; None otherwise, or where the environment cannot say. From a place whose every
+        way leads somewhere visited it leads back to the place left longest ago, and on through
+        such places at once, so a dead end does not end the exploring."""
         way_out = getattr(self.agent.env, "way_out", None)
-        if not (self.aids.explore and self.steps_here >= EXPLORE_AFTER and callable(way_out)):
+        waited = self.steps_here >= EXPLORE_AFTER or self.passing
+        if not (self.aids.explore and waited and callable(way_out)):
             return None
         if self.suggester is not None and self.suggester.suggest(self.admissible) is not None:
             return None  # memory has a step here: the LM is shown it
-        step = yield Blocking(way_out, (list(self.visited),))
+        step = yield Blocking(way_out, (list(self.last_left),))
         if not step:
             return None
         action = admissible_form(step, self.admissible) or step
@@ -382,9 +390,9 @@ class _Episode:
         if self.followed:  # the map's step, taken without an LM call
             meta["followed"] = True
             self.followed = False
-        if self.explored:  # the environment's way out, taken without an LM call
+        explored, self.explored = self.explored, False
+        if explored:  # the environment's way out, taken without an LM call
             meta["explored"] = True
-            self.explored = False
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
@@ -394,6 +402,12 @@ class _Episode:
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
         moved = result.whereabouts is not None and result.whereabouts.place != self.place
         self.steps_here = 0 if moved else self.steps_here + 1
+        if moved or not explored:
+            # Back through visited places at most as many times as there are, so a world walked
+            # through leaves the LM to choose again.
+            back = explored and moved and result.whereabouts.place in self.visited
+            self.passed = self.passed + 1 if back else 0
+            self.passing = back and self.passed <= len(self.visited)
         self.place = result.whereabouts.place if result.whereabouts else self.place
         self.whereabouts = result.whereabouts
         self.window.append((action, result.observation))

@@ -201,9 +201,11 @@ class EnvironmentBase:
         return None
 
     def way_out(self, visited: Sequence[str]) -> str | None:
-        """An action towards a place next to the agent's that is not in `visited`, in this
-        environment's own words (what opens the way first, where it is shut), or None where there
-        is none or the environment cannot say. The agent's `explore` aid plays it."""
+        """An action towards a place next to the agent's that is not in `visited` (the places
+        visited this episode, the one the agent was in longest ago first), in this environment's
+        own words (what opens the way first, where it is shut); where every way leads to a visited
+        place, towards the one of them the agent was in longest ago; None where there is no way
+        or the environment cannot say. The agent's `explore` aid plays it."""
         return None
 
     def way_back(self, action: str, came_from: str) -> str | None:

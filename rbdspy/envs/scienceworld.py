@@ -250,15 +250,22 @@ class ScienceWorld(EnvironmentBase):
         return self._task(task).task_type
 
     def way_out(self, visited: Sequence[str]) -> str | None:
-        """Through the first door the free look lists to a room not in `visited`: "go to X" where
-        it is open, "open door to X" where it is shut (no move is spent finding out)."""
+        """Through the first door the free look lists to a room not in `visited`, else through the
+        door to the room of `visited` the agent was in longest ago: "go to X" where it is open,
+        "open door to X" where it is shut (no move is spent finding out)."""
         if self._current is None:
             return None
-        seen = {place.lower() for place in visited}
-        for room, state in _DOOR.findall(str(self._server.freeActionLook())):
-            if room.strip().lower() not in seen:
-                return f"go to {room.strip()}" if state == "open" else f"open door to {room.strip()}"
-        return None
+        doors = {
+            room.strip().lower(): (room.strip(), state)
+            for room, state in _DOOR.findall(str(self._server.freeActionLook()))
+        }
+        order = [place.lower() for place in visited]
+        fresh = [key for key in doors if key not in order]
+        back = sorted((key for key in doors if key in order), key=order.index)
+        if not (fresh or back):
+            return None
+        room, state = doors[(fresh or back)[0]]
+        return f"go to {room}" if state == "open" else f"open door to {room}"
 
     def whereabouts(self) -> Whereabouts | None:
         """The room the simulator's free look names, the objects in reach there and the

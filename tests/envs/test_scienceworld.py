@@ -118,8 +118,10 @@ def test_the_way_out_opens_the_first_door_to_a_room_not_visited_then_goes_throug
     assert sw_env.way_out(["hallway", "art studio", "Bedroom"]) == "open door to greenhouse"  # any case
     assert sw_env.step("open door to greenhouse").valid
     assert sw_env.way_out(["hallway", "art studio", "bedroom"]) == "go to greenhouse"
+    # Every room next to this one visited: back towards the one the agent was in longest ago.
     rooms = ["hallway", "art studio", "bedroom", "greenhouse", "kitchen", "living room", "workshop"]
-    assert sw_env.way_out(rooms) is None  # every room next to this one visited
+    assert sw_env.way_out(rooms) == "open door to art studio"
+    assert sw_env.way_out(["greenhouse", *rooms]) == "go to greenhouse"
 
 
 def test_an_agent_that_explores_leaves_a_room_it_stays_in(sw_env):
@@ -145,3 +147,24 @@ def test_an_agent_that_explores_leaves_a_room_it_stays_in(sw_env):
             assert places == {"art studio", "hallway"} and len(lm.history) == len(played) - 2
         else:
             assert places == {"art studio"} and not any(s.metadata.get("explored") for s in played)
+
+
+def test_a_dead_end_is_left_the_way_back_and_the_exploring_goes_on_through_visited_places(sw_env):
+    """Back in a room whose only door leads somewhere visited, the way out leads back there and,
+    without an LM call, on to a room not visited yet."""
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.agent import EnvAgent
+    from rbdspy.agent.agent_loop import EXPLORE_AFTER, NO_AIDS
+
+    task = "scienceworld/find-plant/train/10"  # starts in the art studio, its one door to the hallway
+    looks = [{"action": "look around"}] * EXPLORE_AFTER
+    lm = DummyLM([*looks, {"action": "go to art studio"}, *looks, {"action": "look around"}])
+    with dspy.context(lm=lm):
+        agent = EnvAgent(sw_env, max_steps=2 * EXPLORE_AFTER + 6, aids=NO_AIDS.replace(explore=True))
+        steps = agent(task="t", task_id=task).trajectory.steps
+    played = [s for s in steps if s.role == "agent"]
+    explored = [s.content for s in played if s.metadata.get("explored")]
+    assert explored == ["open door", "go to hallway", "go to hallway", "open bedroom door", "go to bedroom"]
+    assert steps[-1].metadata["whereabouts"]["place"] == "bedroom" and len(lm.history) == len(played) - 5
