@@ -8,7 +8,10 @@
     pred.trajectory.outcome                   # the environment's verdict
 
 - env_agent.py: `EnvAgent`, one `dspy.Predict(NextAction)` call per step, a ground-truth labelled
-  trajectory out; `StepEvent`, what an `on_step` watcher is told.
+  trajectory out: it decides each step and calls the LM.
+- episode.py: `Episode`, one episode's state and bookkeeping (what the agent has seen, tried and
+  been offered, its steps, the prompt's inputs, the trajectory); `StepEvent`, what an `on_step`
+  watcher is told.
 - agent_loop.py: the aids to the agent's own loop (status line, repeat guard, suggested action,
   task focus, memory out of sight, the map's steps taken without asking, a way out of a place,
   only listed actions): `Aids`, `AidsByWorld` and the defaults, `NO_AIDS`, `WORLD_AIDS`,
@@ -21,6 +24,7 @@ the maps of rbdspy/maps/; neither imports it. The benchmark's named aid variants
 """
 
 from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, OFFERED_AIDS, WORLD_AIDS, Aids, AidsByWorld
-from rbdspy.agent.env_agent import EnvAgent, StepEvent
+from rbdspy.agent.env_agent import EnvAgent
+from rbdspy.agent.episode import StepEvent
 
 __all__ = ["DEFAULT_AIDS", "NO_AIDS", "OFFERED_AIDS", "WORLD_AIDS", "Aids", "AidsByWorld", "EnvAgent", "StepEvent"]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from rbdspy.agent.env_agent import stop_summary
+from rbdspy.agent.episode import stop_summary
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.datasets.dataset import LabelledTrajectory
 from rbdspy.envs.base import TaskRef, play

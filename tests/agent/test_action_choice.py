@@ -5,7 +5,7 @@ import time
 import pytest
 
 from rbdspy.agent.action_choice import choose_admissible, fits_template, is_template
-from rbdspy.agent.env_agent import clean_action
+from rbdspy.agent.episode import clean_action
 
 # A TextWorld room: every action the world understands is listed.
 ROOM = [

@@ -7,7 +7,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.agent import EnvAgent
-from rbdspy.agent.env_agent import clean_action
+from rbdspy.agent.episode import clean_action
 from rbdspy.envs import actions_of
 from rbdspy.loop.agent_io import accepts_input
 

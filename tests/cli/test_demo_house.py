@@ -2,6 +2,7 @@
 same thing, the first one's episode is stored as its actions and the places it saw, and the next
 quest is offered that way as a suggestion, which the printout marks when the agent plays it."""
 
+import functools
 import io
 
 import dspy
@@ -10,7 +11,8 @@ from demo_testing import Unclosed
 from dspy.utils import DummyLM
 from rich.console import Console
 
-from rbdspy.agent.env_agent import StepEvent
+from rbdspy.agent import DEFAULT_AIDS, EnvAgent
+from rbdspy.agent.episode import StepEvent
 from rbdspy.cli.demo_run import run_demo, step_line
 from rbdspy.envs.task_sets import house_demo_tasks
 from rbdspy.memory import MemoryStore
@@ -98,6 +100,10 @@ def test_an_action_understood_that_changed_nothing_counts_as_understood(house, t
     walk = house.quest(fetch).walkthrough
     monkeypatch.setattr(rbdspy.cli.demo_run, "open_demo_env", lambda name: Unclosed(house))
     monkeypatch.setattr(rbdspy.cli.demo_run, "demo_tasks", lambda env, n: [fetch])
+    # The default agent asks an unlisted action again among the listed ones; this one sends what
+    # the LM wrote, so the game answers words it did not understand.
+    sends_what_it_wrote = functools.partial(EnvAgent, aids=DEFAULT_AIDS.replace(listed_only=False))
+    monkeypatch.setattr(rbdspy.cli.demo_run, "EnvAgent", sends_what_it_wrote)
     answers = [{"action": a} for a in ["go up", "xyzzy", *walk]] + [lessons("Fetch it")]
     file = io.StringIO()
     rows = run_demo(
