@@ -208,6 +208,7 @@ class ExperienceStep(BaseModel):
     carrying: list[str] = Field(default_factory=list)
     way_back: str | None = None  # after a move, the action that undoes it, where the environment says
     answered: str | None = None  # the thing this action gave as the task's answer, where the environment says
+    score: float | None = None  # the environment's score after it, where it keeps one
 
 
 class Experience(BaseModel):

@@ -20,10 +20,15 @@ def _note(metadata: dict[str, Any] | None) -> dict[str, Any]:
     return note if isinstance(note, dict) and note.get("place") else {}
 
 
+def _score(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience | None:
     """The episode's experience: its world (the trajectory's `world`), where it started, and each
     action with where it was taken, whether it was accepted, where it led, what was in view and
-    in hand after it and the thing it answered with (if it gave the task's answer); places are
+    in hand after it, the thing it answered with (if it gave the task's answer) and the score
+    after it; places are
     None where the environment names none. None when the trajectory holds no observation and no
     action. `won` overrides the trajectory's own outcome (a judged label, where no outcome is
     known)."""
@@ -53,6 +58,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     carrying=list(after.get("carrying", [])),
                     way_back=(step.metadata or {}).get(WAY_BACK),
                     answered=(step.metadata or {}).get(ANSWERED),
+                    score=_score((step.metadata or {}).get("score")),
                 )
             )
             here = after

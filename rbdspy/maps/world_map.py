@@ -43,7 +43,9 @@ class Edge:
 @dataclass(frozen=True)
 class Handled:
     """A thing an episode came to carry or gave as the task's answer: in which task, where, by
-    which action, and whether the episode won."""
+    which action, and whether the environment confirmed it (`won`: the episode won, or, for an
+    answer, the environment's score rose on it: a right answer in an episode lost later still
+    says what satisfies the task's kind)."""
 
     task: str
     thing: str
@@ -117,6 +119,7 @@ class WorldMap:
             seen |= {(t, experience.start) for t in experience.in_view}
         carrying = list(experience.carrying)
         start = len(self.handled)
+        best = 0.0  # the episode's highest score so far (scores start at 0)
         for index, step in enumerate(experience.steps):
             mine = self.handled[start:]
             for place in (step.place, step.arrived):
@@ -145,17 +148,19 @@ class WorldMap:
                         Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)
                     )
                 if step.answered:
+                    scored = step.score is not None and step.score > best
                     self.handled.append(
                         Handled(
                             experience.task,
                             step.answered,
                             step.place,
-                            experience.won,
+                            True if scored else experience.won,
                             step.action,
                             experience.kind,
                             answer=True,
                         )
                     )
+            best = max(best, step.score if step.score is not None else best)
             held |= set(step.carrying)
             if step.arrived:
                 seen |= {(t, step.arrived) for t in step.in_view if not _among(t, held)}

@@ -168,3 +168,22 @@ def test_a_dead_end_is_left_the_way_back_and_the_exploring_goes_on_through_visit
     explored = [s.content for s in played if s.metadata.get("explored")]
     assert explored == ["open door", "go to hallway", "go to hallway", "open bedroom door", "go to bedroom"]
     assert steps[-1].metadata["whereabouts"]["place"] == "bedroom" and len(lm.history) == len(played) - 5
+
+
+def test_a_right_answer_is_stored_with_the_score_it_raised_and_confirms_the_kind(sw_env):
+    """An episode that gave the right answer and stopped there is lost, yet its answer step holds
+    the thing and the higher score, so the map counts that thing as satisfying the task's kind."""
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+    from rbdspy.maps.world_map import WorldMap
+
+    task = "scienceworld/find-plant/train/10"
+    gold = sw_env.gold_path(task)
+    focus = next(i for i, action in enumerate(gold) if action.startswith("focus on"))
+    experience = experience_of(play(sw_env, task, gold[: focus + 1], places=True))
+    answer = experience.steps[-1]
+    assert experience.won is False and experience.kind == "find-plant"
+    assert answer.answered == gold[focus].removeprefix("focus on ") and answer.score > 0
+    assert all((step.score or 0) < answer.score for step in experience.steps[:-1])
+    handled = [h for h in WorldMap([experience]).handled if h.answer]
+    assert [(h.thing, h.won) for h in handled] == [(answer.answered, True)]

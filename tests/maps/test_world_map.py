@@ -230,6 +230,23 @@ def test_where_the_environment_names_kinds_only_a_task_of_the_same_kind_says_wha
     assert task_targets(shortest, world, kind="lifespan-longest")[0].name == "bear"
 
 
+def test_a_right_answer_in_an_episode_lost_later_says_what_satisfies_the_kind():
+    """The environment's score rising on an answer confirms it, though the episode did not win;
+    an answer the score did not rise on (or a step with no score, as items stored before) does not."""
+    task = "Find a non-living thing. Then move it to the blue box in the bathroom."
+
+    def lost(score):
+        answer = ExperienceStep(place="hall", action="focus on book", arrived="hall", answered="book", score=score)
+        walk = ExperienceStep(place="hall", action="go to studio", arrived="studio", score=score)
+        return Experience(
+            world="house", task=task, kind="find-non-living", start="hall", steps=[answer, walk], won=False
+        )
+
+    assert task_targets(task, WorldMap([lost(75.0)]), kind="find-non-living")[0].places == ("hall",)
+    assert task_targets(task, WorldMap([lost(0.0)]), kind="find-non-living") == []
+    assert task_targets(task, WorldMap([lost(None)]), kind="find-non-living") == []
+
+
 def test_a_name_inside_a_hyphenated_word_is_not_named_by_the_task():
     from rbdspy.maps.targets import task_names
 
