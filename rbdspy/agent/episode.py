@@ -112,7 +112,6 @@ class Episode:
         self.done = False
         self.visited: list[str] = []  # places in the order first come to (the status line's)
         self.last_left: list[str] = []  # the same places, the one the agent was in longest ago first
-        self.passing = False  # whether the way out led back to a visited place (go on at once)
         self.passed = 0  # visited places the way out has led through since the LM last acted
         self.tried: set[tuple] = set()
         self.status: dict[str, str] | None = None
@@ -156,6 +155,12 @@ class Episode:
             self.visited.append(room)
         if room:
             self.last_left = [place for place in self.last_left if place != room] + [room]
+
+    @property
+    def passing(self) -> bool:
+        """Whether the way out just led back to a visited place, so the agent goes on at once;
+        at most as many times in a row as it has visited places, then the LM chooses again."""
+        return 0 < self.passed <= len(self.visited)
 
     def state(self) -> tuple:
         return state_key(self.status, self.observation)
@@ -340,7 +345,6 @@ class Episode:
             # through leaves the LM to choose again.
             back = explored and moved and result.whereabouts.place in self.visited
             self.passed = self.passed + 1 if back else 0
-            self.passing = back and self.passed <= len(self.visited)
         self.place = result.whereabouts.place if result.whereabouts else self.place
         self.whereabouts = result.whereabouts
         self.window.append((action, result.observation))

@@ -160,7 +160,8 @@ class WorldMap:
                             answer=True,
                         )
                     )
-            best = max(best, step.score if step.score is not None else best)
+            if step.score is not None:
+                best = max(best, step.score)
             held |= set(step.carrying)
             if step.arrived:
                 seen |= {(t, step.arrived) for t in step.in_view if not _among(t, held)}
