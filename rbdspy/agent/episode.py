@@ -117,6 +117,7 @@ class Episode:
         self.status: dict[str, str] | None = None
         self.suggester: MapSuggester | None = None
         self.suggested: str | None = None  # the memory's suggestion in the last prompt, if any
+        self.suggested_why: dict | None = None  # why the map offered it (`rbdspy.maps.Why`)
         self.followed = False  # whether the last action was the map's step, taken without an LM call
         self.explored = False  # whether the last action was the environment's way out (`explore`)
         self.steps_here = 0  # actions played since the agent last came to another place
@@ -262,7 +263,13 @@ class Episode:
         if not ((on_the_way and not answers) or handled):
             return None
         self.suggested, self.followed = step, True
+        self.suggested_why = self.why()
         return step
+
+    def why(self) -> dict | None:
+        """Why the map offered its last step, as data for the episode's record."""
+        why = self.suggester.why if self.suggester is not None else None
+        return why.to_dict() if why is not None else None
 
     def explore_step(self) -> Plan:
         """The environment's way out to a place not visited this episode (`explore`), after
@@ -282,7 +289,7 @@ class Episode:
         action = admissible_form(step, self.admissible) or step
         if self.repeats(action) or self.answer_in(action):
             return None
-        self.suggested, self.explored = None, True
+        self.suggested, self.suggested_why, self.explored = None, None, True
         return action
 
     def inputs(self, struck: str | None = None, note: str | None = None) -> dict[str, str]:
@@ -299,11 +306,11 @@ class Episode:
         if struck is not None:  # the repeat guard's (or the answer check's) second ask
             history = f"{history}\n{note or repeat_note(struck)}"
             admissible = [a for a in admissible if a.lower() != struck.lower()]
-        first, note, self.suggested = None, "", None
+        first, note, self.suggested, self.suggested_why = None, "", None, None
         if self.aids.focus and (first := task_action(admissible, self.prompt_task, self.language)):
             note = f"[This action does what the task says: {first}]"
         elif self.suggester is not None and (first := self.suggester.suggest(admissible)):
-            note, self.suggested = f"[Memory suggests: {first}]", first
+            note, self.suggested, self.suggested_why = f"[Memory suggests: {first}]", first, self.why()
         if first is not None:
             admissible = [first] + [a for a in admissible if a != first]
             line = f"{line}\n{note}" if line else note
@@ -325,6 +332,8 @@ class Episode:
         meta = {"reasoning": reasoning} if reasoning else {}
         if self.suggested is not None:  # what memory offered at this step (the agent may not have played it)
             meta["suggested"] = self.suggested
+            if self.suggested_why is not None:
+                meta["suggested_why"] = self.suggested_why
         if self.followed:  # the map's step, taken without an LM call
             meta["followed"] = True
             self.followed = False

@@ -81,6 +81,10 @@ def task_record(
         "suggested": [step.metadata.get("suggested") for step in trajectory.steps if step.role == AGENT_ROLE]
         if trajectory is not None
         else [],
+        # Why the map offered each of those steps: its target, where, and the past tasks it came from.
+        "suggested_why": [step.metadata.get("suggested_why") for step in trajectory.steps if step.role == AGENT_ROLE]
+        if trajectory is not None
+        else [],
         "env_actions": env_actions,
         REJECTED_FIELD: rejected_actions(pred),
         "verdict": verdict.label if verdict is not None else None,

@@ -20,11 +20,38 @@ there all that was done with one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 
 from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
 from rbdspy.maps.words import admissible_form, names, same_action
 from rbdspy.maps.world_map import Handled, WorldMap
+
+# How many past tasks a suggestion names as where its target was known from.
+MAX_KNOWN_FROM = 3
+
+
+@dataclass(frozen=True)
+class Why:
+    """Why the map offered a step: the `target` it leads to (`kind`: a thing that satisfied a past
+    task of this kind, not one the task names), the place it leads `toward`, what
+    kind of `step` it is, the past task whose episode did it (`learned_in`, None for a guess) and
+    those whose episodes found the target there (`known_from`; for a place the task names, none).
+
+    `step`: "way" (a way learned between two places), "first" (what was done first where that
+    way was learned: a door opened), "take" (the action that once put the thing in hand),
+    "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
+    task of this kind did with what satisfied it)."""
+
+    target: str
+    kind: bool
+    toward: str
+    step: str
+    learned_in: str | None
+    known_from: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "known_from": list(self.known_from)}
 
 
 class MapSuggester:
@@ -52,6 +79,7 @@ class MapSuggester:
         self.searched: set[str] = set()  # places of the current target found without it
         self.stayed: str | None = None  # the last action, when it led nowhere
         self.acted: list[str] = []  # accepted actions that moved nowhere, in order
+        self.why: Why | None = None  # why the last step offered was offered (None: none offered)
         self._advance(None)
 
     @property
@@ -66,24 +94,32 @@ class MapSuggester:
     def next_step(self, admissible: Sequence[str]) -> tuple[str | None, bool, bool]:
         """`suggest`'s step; whether it is on the way to another place (a move, or what was done
         first where the move was learned) rather than something done with a thing; and whether an
-        episode did it before (not a guess: a thing no episode took, taken as others were)."""
+        episode did it before (not a guess: a thing no episode took, taken as others were).
+        `why` says why, for the step offered."""
+        self.why = None
         target = self.target
         if target is None or not self.place:
             return None, False, False
         # The place it was seen in most first, among those the map knows a way to.
-        ways = (self.map.way(self.place, [p]) for p in target.places if p not in self.searched)
-        way = next((w for w in ways if w is not None), None)
+        way, toward = None, ""
+        for place in target.places:
+            if place not in self.searched and (way := self.map.way(self.place, [place])) is not None:
+                toward = place
+                break
         if way is None:
             return None, False, False
         if not way:  # there: take it, where the map knows how
             if target.kind:
-                return self._handling(target, admissible), False, True
+                step, handled = self._handling(target, admissible)
+                return self._offer(step, target, toward, "handle", handled and handled.task), False, True
             taking = self.map.taking(target.name) if target.carry else None
             if taking:
-                return admissible_form(taking, admissible), False, True
+                step = admissible_form(taking, admissible)
+                return self._offer(step, target, toward, "take", self.map.taken_in_task(target.name)), False, True
             # The thing a task names first is the one it fetches: taken as this world takes things.
             first = target.thing and not target.kind and self.done == 0
-            return (self.map.taking_like(target.name, admissible) if first else None), False, False
+            step = self.map.taking_like(target.name, admissible) if first else None
+            return self._offer(step, target, toward, "take-like", None), False, False
         edge = way[0]
         # A way listed but not open (a closed door some games list the move through) led nowhere
         # when tried: what was done first where the way was learned comes first then.
@@ -91,8 +127,24 @@ class MapSuggester:
         for step in first:
             form = admissible_form(step, admissible)
             if form is not None and not (self.stayed and same_action(self.stayed, form)):
-                return form, True, True
+                kind = "way" if step == edge.action else "first"
+                return self._offer(form, target, toward, kind, edge.task), True, True
         return None, False, False
+
+    def _offer(self, step: str | None, target: Target, toward: str, kind: str, learned_in: str | None) -> str | None:
+        """`step`, with `why` set to say why it is offered (left None when there is no step)."""
+        if step is not None:
+            self.why = Why(target.name, target.kind, toward, kind, learned_in or None, self._known_from(target, toward))
+        return step
+
+    def _known_from(self, target: Target, place: str) -> tuple[str, ...]:
+        if target.kind:
+            tasks = [h.task for h in target.handled if h.place == place]
+        elif target.thing:
+            tasks = self.map.seen_by(target.name, place)
+        else:
+            tasks = []
+        return tuple(dict.fromkeys(tasks))[:MAX_KNOWN_FROM]
 
     def played(
         self, action: str, accepted: bool, place: str | None, in_view: Sequence[str] = (), carrying: Sequence[str] = ()
@@ -125,11 +177,12 @@ class MapSuggester:
         if target is not None and target.thing and self.place in target.places and not self._in_view(target.name):
             self.searched.add(self.place)  # not here this time: look in the next place it was seen
 
-    def _handling(self, target: Target, admissible: Sequence[str]) -> str | None:
+    def _handling(self, target: Target, admissible: Sequence[str]) -> tuple[str | None, Handled | None]:
         """What one past task's episodes did with what satisfied it, in order: once this episode
         has done one of those actions, the next of that task's only; before, the first action of
         the first task the environment lists it for. Nothing once this episode gave an answer of
-        its own (an action begun as those answers were): a second answer is not offered."""
+        its own (an action begun as those answers were): a second answer is not offered. With
+        the past handling the step repeats."""
         by_task: dict[str, list[Handled]] = {}
         for handled in target.handled:
             by_task.setdefault(handled.task, []).append(handled)
@@ -138,13 +191,13 @@ class MapSuggester:
         for done in self.acted:
             own = done.split() and done.split()[0].lower() in answering
             if own and not any(admissible_form(k, [done]) for k in known):
-                return None
+                return None, None
         for handled in by_task.values():
             left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
             if len(left) < len(handled):  # the task this episode follows
-                return self._listed(left[0], admissible) if left else None
-        firsts = (admissible_form(handled[0].action, admissible) for handled in by_task.values())
-        return next((form for form in firsts if form), None)
+                return (self._listed(left[0], admissible), left[0]) if left else (None, None)
+        firsts = ((admissible_form(handled[0].action, admissible), handled[0]) for handled in by_task.values())
+        return next((first for first in firsts if first[0]), (None, None))
 
     def _listed(self, handled: Handled, admissible: Sequence[str]) -> str | None:
         """`action` as `admissible` lists it; or, where the list holds templates ("move OBJ to

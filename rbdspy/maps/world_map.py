@@ -38,6 +38,7 @@ class Edge:
     action: str
     before: tuple[str, ...] = ()
     assumed: bool = False  # the way back the environment named, not yet taken by any episode
+    task: str = ""  # the task of the episode it was learned in (why a suggestion takes it)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,8 @@ class WorldMap:
         self.edges: dict[str, dict[str, Edge]] = {}
         self.sightings: dict[str, Counter[str]] = {}
         self.taken_by: dict[str, str] = {}
+        self.taken_in: dict[str, str] = {}  # thing -> the task whose episode first took it
+        self.seen_in: dict[tuple[str, str], list[str]] = {}  # (thing, place) -> tasks that saw it there
         self.handled: list[Handled] = []
         self.places: set[str] = set()
         self.episodes = 0
@@ -126,9 +129,10 @@ class WorldMap:
                 if place:
                     self.places.add(place)
             if _moved(step):
-                self._learn(Edge(step.place, step.arrived, step.action, _prerequisites(experience, index)))
+                before = _prerequisites(experience, index)
+                self._learn(Edge(step.place, step.arrived, step.action, before, task=experience.task))
                 if step.way_back:
-                    self._learn(Edge(step.arrived, step.place, step.way_back, assumed=True))
+                    self._learn(Edge(step.arrived, step.place, step.way_back, assumed=True, task=experience.task))
             elif step.accepted and step.place:
                 # What the episode went on to do there with a thing it handled ("move cup to blue
                 # box" after "focus on cup") is part of handling it.
@@ -144,6 +148,7 @@ class WorldMap:
                     )
                 for thing in gained:
                     self.taken_by.setdefault(thing, step.action)
+                    self.taken_in.setdefault(thing, experience.task)
                     self.handled.append(
                         Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)
                     )
@@ -168,6 +173,7 @@ class WorldMap:
             carrying = list(step.carrying)
         for thing, place in seen:
             self.sightings.setdefault(thing, Counter())[place] += 1
+            self.seen_in.setdefault((thing, place), []).append(experience.task)
         return True
 
     def _learn(self, edge: Edge) -> None:
@@ -196,6 +202,23 @@ class WorldMap:
             if names(carried, thing) or names(thing, carried):
                 return action
         return None
+
+    def taken_in_task(self, thing: str) -> str | None:
+        """The task whose episode first did `taking(thing)`."""
+        for carried, task in self.taken_in.items():
+            if names(carried, thing) or names(thing, carried):
+                return task
+        return None
+
+    def seen_by(self, thing: str, place: str) -> list[str]:
+        """The tasks whose episodes saw `thing` (or a thing it names, or that names it) in `place`."""
+        tasks = (
+            task
+            for (seen, where), found in self.seen_in.items()
+            if where == place and (names(seen, thing) or names(thing, seen))
+            for task in found
+        )
+        return list(dict.fromkeys(tasks))
 
     def taking_like(self, thing: str, admissible: Iterable[str]) -> str | None:
         """An admissible action naming `thing` that starts as the actions which put things in hand

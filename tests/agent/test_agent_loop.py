@@ -371,6 +371,10 @@ def test_following_the_map_takes_its_moves_without_an_lm_call_and_asks_the_lm_fo
     assert followed and set(followed) <= set(moves) | {b for e in _edges(past) for b in e}
     assert len(lm.history) == len(agent_steps) - len(followed)  # one LM call per step the map did not take
     assert all(s.metadata.get("suggested") == s.content for s in agent_steps if s.metadata.get("followed"))
+    # Each step offered says why: where it leads, and the past episode it was learned in.
+    offered = [s.metadata for s in agent_steps if s.metadata.get("suggested")]
+    assert offered and all(m["suggested_why"]["learned_in"] == past.task for m in offered)
+    assert {m["suggested_why"]["step"] for m in offered} <= {"way", "first", "take", "handle"}
 
 
 def _edges(experience):

@@ -1,6 +1,6 @@
 """`rbdspy bench --env scienceworld` on the real simulator (smoke size, scripted LM): both arms
-play the same find-* tasks, built on train variations and measured on dev ones, and the
-memory arm writes what it learns."""
+play the same find-* tasks, built on train variations and measured on dev ones, the memory arm
+writes what it learns, and each step a map offered says in the record why it was offered."""
 
 from bench_testing import scripted_lm
 from rich.console import Console
@@ -21,7 +21,7 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
         env="scienceworld",
         # ScienceWorld's house persists: the agent plays with the routes aids and reads no lessons,
         # so the paper's bank is served as the paper serves it, read (reasoningbank-read).
-        arms="no-memory,reasoningbank-read",
+        arms="no-memory,reasoningbank-read,own-walkthrough",
         smoke=True,
         environment=sw_demo_env,
         lm_name="dummy",
@@ -42,3 +42,8 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
     assert all(r["error"] is None and 1 <= r["steps"] <= 2 for rows in records.values() for r in rows)
     assert sum(r["memories_added"] for r in records["reasoningbank-read"]) > 0
     assert sum(r["memories_added"] for r in records["no-memory"]) == 0
+    # The own walkthrough, served as an episode, is a map: its steps come with their reasons.
+    rows = records["own-walkthrough"]
+    offered = [(s, why) for r in rows for s, why in zip(r["suggested"], r["suggested_why"], strict=True) if s]
+    assert offered and all(why["learned_in"] and why["toward"] and why["target"] for _, why in offered)
+    assert all(why is None for r in records["no-memory"] for why in r["suggested_why"])

@@ -299,3 +299,39 @@ def test_a_follow_up_the_list_does_not_name_is_offered_where_it_fills_a_listed_t
     assert suggester.suggest(["look around"]) is None  # neither listed nor a template it fills
     suggester.played("look around", True, "bathroom", ["blue box"])  # the cup is gone from view
     assert suggester.suggest(["look around", "move OBJ to OBJ"]) is None
+
+
+def test_each_suggestion_says_why_and_which_past_tasks_it_comes_from():
+    # The door and the way are learned in one quest, the mug seen in another that came in another way.
+    seen_mug = Experience(
+        world="house",
+        task="Look at the stove.",
+        start="kitchen",
+        in_view=["mug", "stove"],
+        steps=[_step("kitchen", "look at stove", in_view=["mug", "stove"])],
+        won=True,
+    )
+    world = WorldMap([TO_GARDEN, seen_mug, TO_KITCHEN.model_copy(update={"task": "Bring the table a mug."})])
+    suggester = MapSuggester(world, "Put the mug on the table.", "hall", ["table"])
+    assert suggester.why is None
+    assert suggester.suggest(["open kitchen door"]) == "open kitchen door"
+    first = suggester.why
+    assert (first.target, first.kind, first.toward, first.step) == ("mug", False, "kitchen", "first")
+    assert first.learned_in == "Bring the table a mug."
+    assert first.known_from == ("Look at the stove.", "Bring the table a mug.")
+    suggester.played("open kitchen door", True, "hall", ["table"])
+    assert suggester.suggest(["go to kitchen"]) == "go to kitchen" and suggester.why.step == "way"
+    assert suggester.suggest(["look around"]) is None and suggester.why is None  # nothing offered, no reason
+    suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
+    assert suggester.suggest(["pick up mug"]) == "pick up mug"
+    assert (suggester.why.step, suggester.why.learned_in) == ("take", "Bring the table a mug.")
+    assert suggester.why.to_dict()["known_from"] == ["Look at the stove.", "Bring the table a mug."]
+
+
+def test_a_step_done_with_a_kind_of_thing_names_the_task_that_did_it():
+    world = WorldMap([TO_GARDEN])
+    suggester = MapSuggester(world, "Your task is to find an animal. Then move it to the table.", "garden", ["bird"])
+    assert suggester.suggest(["pick up bird", "look around"]) == "pick up bird"
+    why = suggester.why
+    assert (why.target, why.kind, why.toward, why.step) == ("bird egg", True, "garden", "handle")
+    assert why.learned_in == why.known_from[0] == TO_GARDEN.task
