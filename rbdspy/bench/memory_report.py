@@ -50,6 +50,7 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         ],
         "written_by_source": dict(written),
         "lesson_truth": _truth(rows),
+        "suggestions": _suggestions(rows),
         "agent_prompt_tokens": agent,
         "loop_prompt_tokens": loop,
         "loop_overhead": loop / agent if agent else None,
@@ -69,6 +70,27 @@ def _truth(rows: list[dict[str, Any]]) -> dict[str, int] | None:
         "all_true": sum(1 for t in stating if t["true"] == t["claims"]),
         "claims": sum(t["claims"] for t in checked),
         "true_claims": sum(t["true"] for t in checked),
+    }
+
+
+def _suggestions(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The steps the map offered before the agent's actions, how many it played, and what kind of
+    step each was (`suggested_why`; records written before it was kept say only the step). None
+    where the map offered nothing."""
+    offered = []
+    for row in rows:
+        suggested = row.get("suggested") or []
+        why = row.get("suggested_why") or [None] * len(suggested)
+        actions = row.get("actions") or []
+        offered += [(s, a, w) for s, a, w in zip(suggested, actions, why, strict=False) if s]
+    if not offered:
+        return None
+    return {
+        "actions": sum(len(r.get("actions") or []) for r in rows),
+        "offered": len(offered),
+        "played": sum(1 for s, a, _ in offered if s == a),
+        "explained": sum(1 for *_, w in offered if w),
+        "by_step": dict(Counter(w["step"] for *_, w in offered if w)),
     }
 
 
@@ -101,7 +123,7 @@ def memory_markdown(results: dict[str, Any]) -> str:
             f"{_similarity(summary['mean_similarity'])}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
             f"(+{pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
-            f"{_truth_sentence(summary.get('lesson_truth'))}",
+            f"{_truth_sentence(summary.get('lesson_truth'))}{_suggestions_sentence(summary.get('suggestions'))}",
             "",
         ]
         rows = []
@@ -124,6 +146,17 @@ def _truth_sentence(truth: dict[str, int] | None) -> str:
     return (
         f" Lesson truth: {truth['stating_facts']} of {truth['items']} items written state facts about the world, "
         f"{truth['all_true']} of them all true ({truth['true_claims']} of {truth['claims']} claims true)."
+    )
+
+
+def _suggestions_sentence(suggestions: dict[str, Any] | None) -> str:
+    if not suggestions:
+        return ""
+    kinds = ", ".join(f"{step} {n}" for step, n in sorted(suggestions["by_step"].items()))
+    return (
+        f" The map offered a step before {suggestions['offered']} of {suggestions['actions']} actions and the agent "
+        f"played {suggestions['played']} of them; {suggestions['explained']} say why in the records"
+        f"{f' ({kinds})' if kinds else ''}."
     )
 
 
