@@ -53,6 +53,20 @@ class Why:
     def to_dict(self) -> dict:
         return {**asdict(self), "known_from": list(self.known_from)}
 
+    def text(self) -> str:
+        """The reason in a few words, for an agent that reads it beside the step."""
+        found = "a thing that satisfied a task like this" if self.kind else f"the {self.target}"
+        where = "" if self.toward == self.target else f", where {found} was found"
+        if self.step == "way":
+            return f"on the way to the {self.toward}{where}"
+        if self.step == "first":
+            return f"done first where the way to the {self.toward} was learned{where}"
+        if self.step == "take":
+            return f"how the {self.target} was taken before"
+        if self.step == "take-like":
+            return f"taken as this world takes things; the task names the {self.target}"
+        return f"what a past task like this did with the {self.target}"
+
 
 class MapSuggester:
     """Follows one episode (`played`) and offers the next step on the map (`suggest`)."""

@@ -62,11 +62,14 @@ class EnvironmentTools:
             else None
         )
         self.first = first.text
+        self.offered: dict = {}  # the step last shown as memory's suggestion, and why (for the record)
 
     def _answer(self, observation: str) -> str:
         listed = "; ".join(self.admissible[:MAX_LISTED]) or "(not listed)"
         suggested = self.suggester.suggest(self.admissible) if self.suggester is not None else None
-        hint = f"\nMemory suggests: {suggested}" if suggested else ""
+        why = self.suggester.why if suggested else None
+        self.offered = {"suggested": suggested, "suggested_why": why.to_dict()} if why else {}
+        hint = f"\nMemory suggests: {suggested} ({why.text()})" if why else ""
         return f"{observation}\nAdmissible actions: {listed}{hint}"
 
     def look(self) -> str:
@@ -83,7 +86,7 @@ class EnvironmentTools:
         where = result.whereabouts
         if self.suggester is not None:
             self.suggester.played_from(action, result.valid, where)
-        self.steps.append(Step(role=AGENT_ROLE, content=action))
+        self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=self.offered))
         meta = {"score": result.score, "valid": result.valid, **whereabouts_note(where)}
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=meta))
         return self._answer(result.observation)

@@ -66,5 +66,10 @@ def _play_two_quests(env, tmp_path):
         # The next quest is served that record as data: the tool shows the way the first one learned.
         served = bank.retrieve(env.describe(second), k=10, world="textworld/1")
         tools = EnvironmentTools(env, second, [i.experience for i in served if i.experience is not None])
-        assert "mug" in env.describe(second) and tools.look().endswith("Memory suggests: go north")
+        shown = tools.look()
+        assert "mug" in env.describe(second) and "\nMemory suggests: go north (on the way to the " in shown
+        assert shown.endswith(", where the mug was found)")
+        assert tools.offered["suggested_why"]["learned_in"] == env.describe(first)  # why, for the record
+        tools.act("go north")
+        assert tools.trajectory().steps[1].metadata["suggested"] == "go north"
         assert "Memory suggests:" not in EnvironmentTools(env, second, []).look()  # no memory, no suggestion

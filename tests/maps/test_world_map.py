@@ -319,8 +319,10 @@ def test_each_suggestion_says_why_and_which_past_tasks_it_comes_from():
     assert (first.target, first.kind, first.toward, first.step) == ("mug", False, "kitchen", "first")
     assert first.learned_in == "Bring the table a mug."
     assert first.known_from == ("Look at the stove.", "Bring the table a mug.")
+    assert first.text() == "done first where the way to the kitchen was learned, where the mug was found"
     suggester.played("open kitchen door", True, "hall", ["table"])
     assert suggester.suggest(["go to kitchen"]) == "go to kitchen" and suggester.why.step == "way"
+    assert suggester.why.text() == "on the way to the kitchen, where the mug was found"
     assert suggester.suggest(["look around"]) is None and suggester.why is None  # nothing offered, no reason
     suggester.played("go to kitchen", True, "kitchen", ["mug", "stove"])
     assert suggester.suggest(["pick up mug"]) == "pick up mug"
@@ -335,3 +337,4 @@ def test_a_step_done_with_a_kind_of_thing_names_the_task_that_did_it():
     why = suggester.why
     assert (why.target, why.kind, why.toward, why.step) == ("bird egg", True, "garden", "handle")
     assert why.learned_in == why.known_from[0] == TO_GARDEN.task
+    assert why.text() == "what a past task like this did with the bird egg"
