@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("textworld")
 
-from rbdspy.envs import make_env, play, textworld_house  # noqa: E402
+from rbdspy.envs import make_env, play  # noqa: E402
 from rbdspy.envs.base import TaskRef  # noqa: E402
 from rbdspy.envs.textworld_env import STARTS_PARAM, TextWorldHouses, order_admissible  # noqa: E402
 from rbdspy.envs.textworld_house import (  # noqa: E402
@@ -25,6 +25,8 @@ from rbdspy.envs.textworld_house import (  # noqa: E402
     catalogue_position,
     split_counts,
 )
+from rbdspy.envs.textworld_house import catalogue as catalogue_module  # noqa: E402
+from rbdspy.envs.textworld_house import chains as chains_module  # noqa: E402
 
 SMALL = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
 POOL = {"train": 2, "dev": 3, "test": 1}
@@ -190,8 +192,15 @@ def test_a_world_asked_past_its_end_searches_no_further_and_matches_a_fresh_cata
     with pytest.raises(ValueError, match="yields no new quest"):
         asked.quest("dev", 20)
     samples = []
-    sample_chain = textworld_house.sample_chain
-    monkeypatch.setattr(textworld_house, "sample_chain", lambda *a, **k: samples.append(a) or sample_chain(*a, **k))
+    sample_chain = chains_module.sample_chain
+
+    def spy(*args, **kwargs):
+        samples.append(args)
+        return sample_chain(*args, **kwargs)
+
+    # Looked up in two modules: by the catalogue's chain tier, and by a walk for its chain after the walk.
+    for module in (catalogue_module, chains_module):
+        monkeypatch.setattr(module, "sample_chain", spy)
     with pytest.raises(ValueError, match="yields no new quest"):
         asked.quest("dev", 20)
     reloaded = HouseCatalogue(5, tiny, tmp_path / "asked")
