@@ -14,7 +14,9 @@ cup", then "pick up cup", then "move cup to blue box"), in the order it was done
 done when the thing is in hand (one the map knows how to take), when an accepted action named it in
 one of its places (one nobody took: "put mug on stand"), when the agent reached it (a place), or,
 for a kind of thing, when the agent came to hold something where such things were found or did
-there all that was done with one.
+there all that was done with one. Once that is done, where the environment names the kind of
+task, a thing the task names in view and something held since the episode began make the step
+what a past task of the kind did with what it held there ("move butterfly to green box").
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ from dataclasses import asdict, dataclass
 
 from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
-from rbdspy.maps.words import admissible_form, names, same_action
+from rbdspy.maps.words import admissible_form, names, same_action, task_names, words
 from rbdspy.maps.world_map import Handled, WorldMap
+
+
+def _short(name: str) -> str:
+    """A thing's name without the description some environments add in parentheses."""
+    return name.split(" (")[0]
+
 
 # How many past tasks a suggestion names as where its target was known from.
 MAX_KNOWN_FROM = 3
@@ -41,7 +49,8 @@ class Why:
     `step`: "way" (a way learned between two places), "first" (what was done first where that
     way was learned: a door opened), "take" (the action that once put the thing in hand),
     "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
-    task of this kind did with what satisfied it)."""
+    task of this kind did with what satisfied it), "bring" (what a past task of this kind did,
+    with the thing its task named, with what it held: done here with what this episode holds)."""
 
     target: str
     kind: bool
@@ -65,6 +74,8 @@ class Why:
             return f"how the {self.target} was taken before"
         if self.step == "take-like":
             return f"taken as this world takes things; the task names the {self.target}"
+        if self.step == "bring":
+            return f"what a past task like this did at the {self.target} with what it held"
         return f"what a past task like this did with the {self.target}"
 
 
@@ -85,6 +96,8 @@ class MapSuggester:
         # The data rule's targets (for the environment's `kind` of task, where it names one) unless
         # chosen otherwise (an LM's: `TargetChooser`).
         self.targets: list[Target] = list(targets) if targets is not None else task_targets(task, world, kind)
+        self.kind = kind
+        self.task = task
         self.place = place
         self.in_view = list(in_view)
         self.carrying = list(carrying)
@@ -112,7 +125,13 @@ class MapSuggester:
         `why` says why, for the step offered."""
         self.why = None
         target = self.target
-        if target is None or not self.place:
+        if not self.place:
+            return None, False, False
+        if target is None or not target.kind:  # what satisfies the kind is found: bring it
+            step = self._bringing(admissible)
+            if step is not None:
+                return step, False, True
+        if target is None:
             return None, False, False
         # The place it was seen in most first, among those the map knows a way to.
         way, toward = None, ""
@@ -212,6 +231,30 @@ class MapSuggester:
                 return (self._listed(left[0], admissible), left[0]) if left else (None, None)
         firsts = ((admissible_form(handled[0].action, admissible), handled[0]) for handled in by_task.values())
         return next((first for first in firsts if first[0]), (None, None))
+
+    def _bringing(self, admissible: Sequence[str]) -> str | None:
+        """Where the environment names this kind of task: the listed action that leaves what this
+        episode came to hold with a thing in view that its task names, begun as a confirmed past
+        episode of the kind began its own ("move ... to red box"); `why` names that episode. The
+        action names no thing held from the start and shares a word with one held since (an
+        environment may name a held thing otherwise than its actions do: "butterfly egg" in hand,
+        "move butterfly to green box"; a description in parentheses is not part of a name)."""
+        held = set().union(*(words(_short(c)) for c in self.carrying if c not in self.at_start))
+        named = [t for t in self.in_view if task_names(self.task, t) and not self._holds(t)]
+        if self.kind is None or not held or not named:
+            return None
+        for brought in self.map.brought:
+            if brought.kind != self.kind or not brought.won:
+                continue
+            verb = brought.action.split()[0].lower()
+            for action in admissible:
+                if action.lower().split()[:1] != [verb] or any(names(action, _short(s)) for s in self.at_start):
+                    continue
+                target = next((t for t in named if names(action, t)), None)
+                if target is not None and (words(action) - words(target) - {verb}) & held:
+                    self.why = Why(target, False, self.place, "bring", brought.task or None)
+                    return action
+        return None
 
     def _listed(self, handled: Handled, admissible: Sequence[str]) -> str | None:
         """`action` as `admissible` lists it; or, where the list holds templates ("move OBJ to

@@ -16,11 +16,10 @@ Read from data, not from a game's task grammar:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
-from rbdspy.maps.words import names, similarity, words
+from rbdspy.maps.words import similarity, task_names, words
 from rbdspy.maps.world_map import Handled, WorldMap
 
 # How alike two tasks' words must be, less the names of places and things each names ("the red box
@@ -29,7 +28,6 @@ from rbdspy.maps.world_map import Handled, WorldMap
 # kind of task as often ("the animal with the longest life span" / "... the shortest ...") as
 # another colour of box whose name the map has not seen yet.
 KIND_SIMILARITY = 0.75
-_HYPHEN = re.compile(r"(?<=[A-Za-z0-9])-(?=[A-Za-z0-9])")
 
 
 @dataclass(frozen=True)
@@ -45,12 +43,6 @@ class Target:
     carry: bool = False
     kind: bool = False
     handled: tuple[Handled, ...] = ()
-
-
-def task_names(task: str, name: str) -> bool:
-    """Whether `task` names `name`, a word joined by a hyphen being one word: a "non-living thing"
-    is not a "living thing" (ScienceWorld names a plant's contents "living thing")."""
-    return names(_HYPHEN.sub("", task), _HYPHEN.sub("", name))
 
 
 def _position(task: str, name: str) -> int:

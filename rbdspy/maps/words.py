@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
+_HYPHEN = re.compile(r"(?<=[A-Za-z0-9])-(?=[A-Za-z0-9])")
 # English function words: two names that differ only in these name the same thing.
 FUNCTION_WORDS = frozenset(
     {"a", "an", "the", "to", "of", "in", "on", "into", "onto", "at", "from", "with", "and", "or", "for", "it", "its"}
@@ -23,6 +24,12 @@ def names(text: str, name: str) -> bool:
     """Whether `text` names `name`: every content word of the name is in the text."""
     wanted = words(name)
     return bool(wanted) and wanted <= words(text)
+
+
+def task_names(task: str, name: str) -> bool:
+    """Whether `task` names `name`, a word joined by a hyphen being one word: a "non-living thing"
+    is not a "living thing" (ScienceWorld names a plant's contents "living thing")."""
+    return names(_HYPHEN.sub("", task), _HYPHEN.sub("", name))
 
 
 def same_action(a: str, b: str) -> bool:

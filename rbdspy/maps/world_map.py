@@ -9,7 +9,9 @@ What it holds, all read from the places and things the environment named:
   thing in hand;
 - what each episode handled: the things it came to carry or gave as the task's answer, where, with
   which action, and whether it won, which tells the map where a kind of thing was found for a task
-  like the one at hand and what was done with it.
+  like the one at hand and what was done with it;
+- where the environment names kinds of task, what an episode put what it held into or onto, when
+  its task names that (`Brought`: "move the animal to the red box in the bathroom").
 
 Nothing here knows a game's grammar: a move is an action after which the place changed; a
 prerequisite is what was done in that place just before, chosen by the words it shares with the
@@ -22,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rbdspy.maps.words import names, words
+from rbdspy.maps.words import names, task_names, words
 from rbdspy.types import Experience, ExperienceStep
 
 # At most this many actions done in a place before leaving it are kept as what the way out needs.
@@ -55,6 +57,20 @@ class Handled:
     action: str = ""
     kind: str | None = None  # the episode's kind of task, where the environment names one
     answer: bool = False  # given as the task's answer (not carried)
+
+
+@dataclass(frozen=True)
+class Brought:
+    """An action of an episode of a `kind` of task that left something it held with a thing its
+    task names (`target`, in view at `place`): which action, in which task, and whether it was
+    confirmed (`won`: the episode won, or the environment's score rose on it)."""
+
+    task: str
+    kind: str
+    target: str
+    place: str
+    action: str
+    won: bool | None
 
 
 def _moved(step: ExperienceStep) -> bool:
@@ -103,6 +119,7 @@ class WorldMap:
         self.taken_in: dict[str, str] = {}  # thing -> the task whose episode first took it
         self.seen_in: dict[tuple[str, str], list[str]] = {}  # (thing, place) -> tasks that saw it there
         self.handled: list[Handled] = []
+        self.brought: list[Brought] = []
         self.places: set[str] = set()
         self.episodes = 0
         for experience in experiences:
@@ -152,6 +169,7 @@ class WorldMap:
                     self.handled.append(
                         Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)
                     )
+                self._note_brought(experience, step, carrying, step.score is not None and step.score > best)
                 if step.answered:
                     scored = step.score is not None and step.score > best
                     self.handled.append(
@@ -175,6 +193,16 @@ class WorldMap:
             self.sightings.setdefault(thing, Counter())[place] += 1
             self.seen_in.setdefault((thing, place), []).append(experience.task)
         return True
+
+    def _note_brought(self, experience: Experience, step: ExperienceStep, held: list[str], scored: bool) -> None:
+        """Keeps `step` as a `Brought` where the environment names the kind of task and it left
+        something held (`held`: before it) with a thing in view that both it and the task name."""
+        if experience.kind is None or step.answered or not set(held) - set(step.carrying):
+            return
+        target = next((t for t in step.in_view if names(step.action, t) and task_names(experience.task, t)), None)
+        if target is not None:
+            won = True if scored else experience.won
+            self.brought.append(Brought(experience.task, experience.kind, target, step.place, step.action, won))
 
     def _learn(self, edge: Edge) -> None:
         """Keeps the first way learned between two places; one taken replaces one only assumed."""

@@ -9,18 +9,20 @@ the step budget of these tests."""
 
 import pytest
 
-from rbdspy.envs.base import TaskRef, play, world_of
+from rbdspy.envs.base import TaskRef, kind_of, play, world_of
 from rbdspy.maps.experience import experience_of
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.words import admissible_form, same_action
 from rbdspy.maps.world_map import WorldMap
 
 
-def _play_by_map(env, task, served) -> tuple[bool, int]:
+def _play_by_map(env, task, served, offers: list | None = None) -> tuple[bool, int]:
+    """Whether the player won, and how many suggestions it played; each one's reason into `offers`."""
     world = WorldMap(served, world=world_of(env, task))
     first = env.reset(task)
     where = first.whereabouts
-    suggester = MapSuggester(world, first.task_description, where.place, where.in_view, where.carrying)
+    kind = kind_of(env, task)
+    suggester = MapSuggester(world, first.task_description, where.place, where.in_view, where.carrying, kind=kind)
     gold, played, followed = env.gold_path(task), [], 0
     env.reset(task)
     admissible = env.admissible_actions()
@@ -30,6 +32,8 @@ def _play_by_map(env, task, served) -> tuple[bool, int]:
         fallback = next((form for g in unplayed if (form := admissible_form(g, admissible))), None)
         action = offered or fallback or (unplayed[0] if unplayed else "look around")
         followed += offered is not None
+        if offers is not None and offered is not None:
+            offers.append((offered, suggester.why))
         result = env.step(action)
         played.append(action)
         suggester.played_from(action, result.valid, result.whereabouts)
@@ -62,6 +66,20 @@ def test_scienceworld_tasks_are_won_from_different_start_rooms():
     assert len(starts) > 1  # the variations start in different rooms of the one house
     assert all(won for won, _ in results)
     assert all(followed >= 2 for _, followed in results)  # doors opened and rooms crossed by the map
+
+
+def test_scienceworld_brings_what_it_found_where_another_task_of_the_kind_brought_its_own():
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    with ScienceWorld() as env:
+        first, second = env.tasks("train", ["find-animal"], limit=2)
+        assert env.describe(first) != env.describe(second)  # another box, or another room
+        offers = []
+        won, _ = _play_by_map(env, second, [_own_episode(env, first)], offers)
+    brought = [(step, why) for step, why in offers if why.step == "bring"]
+    assert won and len(brought) == 1
+    step, why = brought[0]
+    assert step.startswith("move ") and why.target in env.describe(second) and why.learned_in == env.describe(first)
 
 
 @pytest.mark.parametrize("seed_index", [0, 1])

@@ -338,3 +338,80 @@ def test_a_step_done_with_a_kind_of_thing_names_the_task_that_did_it():
     assert (why.target, why.kind, why.toward, why.step) == ("bird egg", True, "garden", "handle")
     assert why.learned_in == why.known_from[0] == TO_GARDEN.task
     assert why.text() == "what a past task like this did with the bird egg"
+
+
+# An animal task as ScienceWorld plays one: found outside, carried to the box the task names, which
+# the environment writes with the thing's own words ("move egg turtle egg in inventory to red box").
+ANIMAL_TASK = (
+    "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the red box in the bathroom."
+)
+TURTLE_TO_BOX = Experience(
+    world="house",
+    task=ANIMAL_TASK,
+    kind="find-animal",
+    start="kitchen",
+    carrying=["orange"],
+    steps=[
+        _step("kitchen", "open door to outside", in_view=["table"], carrying=["orange"]),
+        _step("kitchen", "go to outside", "outside", ["egg turtle", "fence"], ["orange"]),
+        ExperienceStep(
+            place="outside",
+            action="focus on egg turtle",
+            arrived="outside",
+            in_view=["egg turtle"],
+            carrying=["orange"],
+            answered="egg turtle",
+            score=50,
+        ),
+        _step("outside", "pick up egg turtle", in_view=["fence"], carrying=["orange", "turtle egg"]),
+        _step("outside", "go to kitchen", "kitchen", ["table"], ["orange", "turtle egg"]),
+        _step("kitchen", "open door to bathroom", in_view=["table"], carrying=["orange", "turtle egg"]),
+        _step("kitchen", "go to bathroom", "bathroom", ["red box", "sink"], ["orange", "turtle egg"]),
+        _step(
+            "bathroom",
+            "move egg turtle egg in inventory to red box",
+            in_view=["egg turtle", "red box"],
+            carrying=["orange"],
+        ),
+    ],
+    won=True,
+)
+
+
+def test_what_a_past_task_of_the_kind_left_with_what_its_task_named_is_done_with_what_is_held_now():
+    world = WorldMap([TURTLE_TO_BOX])
+    assert [(b.target, b.place, b.won) for b in world.brought] == [("red box", "bathroom", True)]
+    task = ANIMAL_TASK.replace("red box", "purple box")  # a box no episode has seen
+    suggester = MapSuggester(world, task, "outside", ["egg turtle"], ["orange"], kind="find-animal")
+    assert suggester.target.kind and suggester.suggest(["focus on egg turtle"]) == "focus on egg turtle"
+    suggester.played("focus on egg turtle", True, "outside", ["egg turtle"], ["orange"])
+    held = ["orange", "turtle egg (an egg)"]
+    suggester.played("pick up egg turtle", True, "outside", [], held)
+    suggester.played("go to bathroom", True, "bathroom", ["purple box", "sink"], held)
+    listed = ["move orange to purple box", "move egg turtle egg in inventory to sink", "look around"]
+    assert suggester.suggest(listed) is None  # the box the task names is not where it can go
+    listed.append("move egg turtle egg in inventory to purple box")
+    assert suggester.suggest(listed) == "move egg turtle egg in inventory to purple box"
+    assert (suggester.why.step, suggester.why.target, suggester.why.learned_in) == ("bring", "purple box", ANIMAL_TASK)
+    assert suggester.why.text() == "what a past task like this did at the purple box with what it held"
+    plain = MapSuggester(world, task, "bathroom", ["purple box"], ["orange"])  # no kind named
+    plain.played("pick up egg turtle", True, "bathroom", ["purple box"], held)
+    assert plain.suggest(listed) is None
+
+
+def test_only_a_kind_the_environment_names_and_a_confirmed_episode_teach_what_to_bring():
+    assert WorldMap([TURTLE_TO_BOX.model_copy(update={"kind": None})]).brought == []
+    lost = TURTLE_TO_BOX.model_copy(update={"won": False})
+    assert [b.won for b in WorldMap([lost]).brought] == [False]
+    held = ["orange", "bird"]
+    offered = []
+    for world, kind in (
+        (WorldMap([lost]), "find-animal"),
+        (WorldMap([TURTLE_TO_BOX]), "find-plant"),
+        (WorldMap([TURTLE_TO_BOX]), "find-animal"),
+    ):
+        suggester = MapSuggester(world, ANIMAL_TASK, "outside", [], ["orange"], kind=kind)
+        suggester.played("pick up bird", True, "outside", [], held)
+        suggester.played("go to bathroom", True, "bathroom", ["red box"], held)
+        offered.append(suggester.suggest(["move bird to red box"]))
+    assert offered == [None, None, "move bird to red box"]  # lost, another kind of task, confirmed
