@@ -107,11 +107,21 @@ def task_record(
     }
 
 
-def _roll_back(store, records: list[dict[str, Any]]) -> int:
-    """Removes items written after the last finished task (an interrupted task's writes)."""
+def _roll_back(store, records: list[dict[str, Any]], name: str) -> int:
+    """Removes items written after the last finished task (an interrupted task's writes). A bank
+    holding fewer items than the records say it held is refused: resuming would play on with
+    memory the records say it had."""
     if store is None:
         return 0
     keep = records[-1]["bank_size"] if records else 0
+    held = len(store)
+    if held < keep:
+        raise ValueError(
+            f"arm {name!r}: its records say its bank held {keep} items after task {records[-1]['index']}, "
+            f"but {store.path} holds {held}. Items are missing (a memory.db copied or committed without its "
+            "memory.db-wal file loses what was not folded in yet): restore the bank, or play the arm afresh "
+            "(remove its records and bank)."
+        )
     extra = store.list()[keep:]
     return store.remove([item.id for item in extra]) if extra else 0
 
@@ -194,7 +204,7 @@ class ArmPlayer:
             self.store = MemoryStore(self.bank_url, embedder=self.embedder, namespace=namespace)
         else:
             self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
-        _roll_back(self.store, self.records)
+        _roll_back(self.store, self.records, self.name)
         self.agent = EnvAgent(self.environment, max_steps=self.max_steps, **self.agent_options)
         context = BuildContext(agent=self.agent, store=self.store, compiled=self.compiled, stream=tuple(self.stream))
         self.program = self.arm.build(context)
@@ -227,6 +237,8 @@ class ArmPlayer:
             record[SCORE_FIELD] = score
         self._check_truth(record, pred, task)
         append_record(self.path, record)
+        if self.store is not None:
+            self.store.checkpoint()  # the bank file alone now holds what this record says it held
         self.records.append(record)
         self.done.add(task.index)
         if self.progress is not None:

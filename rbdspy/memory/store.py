@@ -461,6 +461,14 @@ class MemoryStore(WholeBankMixin):
             # else never searched here: nothing to save, the next open catches up
             self._db.prune_log(LOG_KEEP)
 
+    def checkpoint(self) -> None:
+        """Make memory.db hold every item by itself (SQLite folds its write-ahead log in), so a
+        bank copied or committed without its side files is whole. PostgreSQL: nothing to do."""
+        with self._lock:
+            self._check_open()
+            if self.backend != "postgresql":
+                self._db.checkpoint()
+
     def close(self) -> None:
         """Save the indexes and close the database. Idempotent."""
         with self._lock:

@@ -56,6 +56,26 @@ def test_resume_skips_finished_tasks_and_restores_the_bank(demo_env, tmp_path, h
     assert again.calls == 0  # nothing left to do
 
 
+def test_a_bank_is_whole_in_its_file_after_each_task_and_one_behind_its_records_is_refused(
+    demo_env, tmp_path, hash_embedder, monkeypatch
+):
+    out = tmp_path / "run"
+    folded = []
+    checkpoint = MemoryStore.checkpoint
+    monkeypatch.setattr(MemoryStore, "checkpoint", lambda store: folded.append(len(store)) or checkpoint(store))
+    _run(demo_env, out, hash_embedder)
+    # memory.db alone holds the bank after each record (see the store's checkpoint test): a copy or
+    # a commit made while the run goes on, or after it was killed, resumes from the right bank.
+    assert folded == [r["bank_size"] for r in read_records(arm_path(out, "reasoningbank"))] == [1, 2, 3, 4]
+    _cut(arm_path(out, "reasoningbank"), 2)
+
+    # A bank that lost items its records say it held is not played on.
+    with MemoryStore(out / "banks" / "reasoningbank", embedder=hash_embedder) as store:
+        store.remove([item.id for item in store.list()[:3]])
+    with pytest.raises(ValueError, match=r"arm 'reasoningbank': its records say its bank held 2 items .* holds 1"):
+        _run(demo_env, out, hash_embedder, resume=True)
+
+
 def test_resume_can_add_an_arm_to_a_finished_run(demo_env, tmp_path, hash_embedder):
     out = tmp_path / "run"
     _run(demo_env, out, hash_embedder)

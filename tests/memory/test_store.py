@@ -955,3 +955,22 @@ def test_dedup_stays_correct_when_several_agents_learn_the_same_lessons_at_once(
     assert sorted(i.title for i in items) == sorted(f"Lesson {i}" for i in range(20))  # each stored once
     for item in items:  # and every agent's confirmation kept
         assert sorted(p.trajectory_id for p in item.provenance) == [f"agent-{n}" for n in range(4)]
+
+
+def test_a_checkpoint_leaves_memory_db_whole_while_the_bank_is_still_open(open_sqlite_store, tmp_path, hash_embedder):
+    # A bank copied (or committed) as memory.db alone while its process still runs, or after it was
+    # killed, holds only what SQLite folded in from its write-ahead log.
+    store = open_sqlite_store()
+    store.add([make_item("Open the door first"), make_item("Take the key")])
+    db = Path(str(store.path)) / "memory.db"
+
+    def copied() -> int:
+        target = tmp_path / f"copy-{time.monotonic_ns()}"
+        target.mkdir()
+        shutil.copyfile(db, target / "memory.db")
+        with MemoryStore(target, embedder=hash_embedder) as copy:
+            return len(copy)
+
+    assert copied() < 2  # the items live in memory.db-wal until folded in
+    store.checkpoint()
+    assert copied() == 2
