@@ -6,9 +6,10 @@ Nothing here knows a game's grammar."""
 
 from rbdspy.maps.experience import experience_of, render_experience
 from rbdspy.maps.lm_targets import TargetChooser
-from rbdspy.maps.suggester import MapSuggester, Why
+from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.targets import Target, task_targets
 from rbdspy.maps.tools import EnvironmentTools
+from rbdspy.maps.why import Why
 from rbdspy.maps.world_map import Edge, WorldMap
 
 __all__ = [
