@@ -186,7 +186,13 @@ class Episode:
     def confirmed(self, action: str) -> Plan:
         """The answer check (`confirm`, rbdspy/agent/answer_check.py): whether the thing `action`
         answers with is what the task asks for. An LM that cannot say leaves the action as chosen
-        (the check is an aid, and a failing LM never turns into a decision)."""
+        (the check is an aid, and a failing LM never turns into a decision). An answer the
+        environment vouched for before (`MapSuggester.vouched`) is kept unasked: the world's score
+        outranks a small LM's yes or no (the 1.5B model's P(yes) for the right animal of a
+        lifespan task was below that for an axe)."""
+        if self.suggester is not None and self.suggester.vouched(action):
+            self.checks.append({"action": action, "vouched": True, "kept": True})
+            return True
         try:
             if self.asked_for is None:
                 pred = yield Call(self.agent.asked_for, {"task": self.prompt_task})
@@ -245,9 +251,9 @@ class Episode:
     def way_step(self) -> str | None:
         """The map's next step, taken without asking the LM for an action: with `follow` when it
         is on the way to another place, with `handle` also when it does with a thing what a past
-        task of this kind did (an answer among them still goes through the answer check); only
-        where the task's own action is not listed and the step was not played from here before;
-        else None (the LM chooses)."""
+        task of this kind did (an answer among them still goes through the answer check, which
+        keeps unasked one the environment vouched for); only where the task's own action is not
+        listed and the step was not played from here before; else None (the LM chooses)."""
         if not (self.aids.follow and self.suggester is not None):
             return None
         admissible = [a for a in self.admissible[: self.agent.max_admissible] if a.lower() not in self.declined]

@@ -188,6 +188,16 @@ class MapSuggester:
         firsts = ((admissible_form(handled[0].action, admissible), handled[0]) for handled in by_task.values())
         return next((first for first in firsts if first[0]), (None, None))
 
+    def vouched(self, action: str) -> bool:
+        """Whether the environment vouched for `action` as the answer to this kind of task: an
+        episode of the kind gave the same answer and the score rose (or the episode won), and no
+        episode of the kind gave it to no avail. Only where the environment names kinds of task: an
+        answer to one kind says nothing about a task merely worded alike."""
+        if self.kind is None:
+            return False
+        given = [h for h in self.map.handled if h.answer and h.kind == self.kind and same_action(h.action, action)]
+        return bool(given) and all(h.won for h in given)
+
     def _bringing(self, admissible: Sequence[str]) -> str | None:
         """Where the environment names this kind of task: the listed action that leaves what this
         episode came to hold with a thing in view that its task names, begun as a confirmed past

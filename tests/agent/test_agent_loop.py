@@ -448,6 +448,40 @@ def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, mo
             assert taken not in [s.content for s in played]
 
 
+def test_an_answer_the_environment_vouched_for_is_played_without_asking_the_lm(house, monkeypatch):
+    """Where the environment names kinds of task, memory's answer that a past episode of the kind
+    gave and won with is kept unasked (the LM would have said no here); in a past episode that
+    lost, the same answer is asked about and declined."""
+    import dspy
+
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    taken = next(
+        s.action
+        for s in experience_of(play(house, task, way, places=True)).steps
+        if s.arrived == s.place and set(s.carrying)
+    )
+    monkeypatch.setattr(house, "answer_in", lambda a: a[5:] if a == taken else None, raising=False)
+    monkeypatch.setattr(house, "kind_of", lambda ref: "fetch", raising=False)
+    won = experience_of(play(house, task, way, places=True))
+    assert won.kind == "fetch" and any(s.answered for s in won.steps)
+    for past in (won, won.model_copy(update={"won": False})):
+        reply = {"action": "look", "asked_for": "a thing", "answer": "no"}
+        lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
+        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+            aids = OFFERED_AIDS.replace(follow=True, handle=True)
+            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+        played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+        checks = pred.trajectory.metadata["answer_checks"]
+        if past.won:
+            assert checks == [{"action": taken, "vouched": True, "kept": True}] and taken in played
+        else:
+            assert checks[0]["kept"] is False and taken not in played
+
+
 def test_an_action_outside_a_complete_list_is_asked_again_among_the_listed(house):
     import dspy
 

@@ -266,6 +266,24 @@ def test_no_second_answer_is_offered_once_the_episode_gave_its_own():
     assert suggester.suggest(offered) is None
 
 
+def test_an_answer_is_vouched_for_while_every_episode_of_the_kind_that_gave_it_was_confirmed():
+    """The environment's word on an answer, for this kind of task only: confirmed (won, or the
+    score rose) and never given to no avail; nothing is vouched for where no kind is named."""
+    task = "Find the animal with the shortest life span."
+    won = _won_by_answer(task, "lifespan-shortest", "chameleon", place="outside")
+    lost = won.model_copy(update={"won": False})
+    other_kind = won.model_copy(update={"kind": "lifespan-longest"})
+
+    def vouched(experiences, kind="lifespan-shortest", action="focus on chameleon"):
+        return MapSuggester(WorldMap(experiences), task, "outside", ["chameleon"], kind=kind).vouched(action)
+
+    assert vouched([won]) and vouched([won, won])
+    assert not vouched([won, lost])  # given again to no avail: what answers depends on the task
+    assert not vouched([lost]) and not vouched([other_kind])
+    assert not vouched([won], action="focus on axe")
+    assert not vouched([won], kind=None)
+
+
 # A non-living thing answered in the bathroom, then carried on with there.
 CUP_TASK = "Find a non-living thing. Then move it to the blue box."
 CUP_TO_BOX = Experience(
