@@ -2,10 +2,13 @@
 
 From wherever the agent is now, towards the task's first target not yet done (`targets.py`): the
 first way of the shortest path the map knows, or, where that way is not open yet, what was done
-first where it was learned (a door opened); in the target's place, the action that once put the
-thing in hand. A suggestion is always one of the admissible actions the environment lists now, as
-it writes it (or, for what an episode went on to do with a thing in view, an action filling a
-template the list holds), or nothing: never text from memory. Whether the agent plays it is the
+first where it was learned (a door opened; not again once done here and the way stayed shut); in
+the target's place, the action that once put the thing in hand. A target not in view in a place
+it was seen in (for a kind of thing, none of those that satisfied it there) is looked for in the
+next place, never back where it was searched; where it is in view now comes first. A suggestion
+is always one of the admissible actions the environment lists now, as it writes it (or, for what
+an episode went on to do with a thing in view, an action filling a template the list holds), or
+nothing: never text from memory. Whether the agent plays it is the
 agent's aids' to say (`rbdspy.agent.agent_loop`).
 
 For a kind of thing ("find an animal"), in a place where such things were found, the step is what
@@ -62,6 +65,7 @@ class MapSuggester:
         self.searched: set[str] = set()  # places of the current target found without it
         self.stayed: str | None = None  # the last action, when it led nowhere
         self.acted: list[str] = []  # accepted actions that moved nowhere, in order
+        self.here: list[str] = []  # those played since arriving where the agent is now
         self.why: Why | None = None  # why the last step offered was offered (None: none offered)
         self._advance(None)
 
@@ -89,9 +93,11 @@ class MapSuggester:
                 return step, False, True
         if target is None:
             return None, False, False
-        # The place it was seen in most first, among those the map knows a way to.
+        # The place it was seen in most first, among those the map knows a way to; but where it is
+        # in view now, here.
         way, toward = None, ""
-        for place in target.places:
+        here = (self.place,) if self.place in target.places and self._found_here(target) else ()
+        for place in (*here, *target.places):
             if place not in self.searched and (way := self.map.way(self.place, [place])) is not None:
                 toward = place
                 break
@@ -115,7 +121,9 @@ class MapSuggester:
         first = edge.before if self.stayed and same_action(self.stayed, edge.action) else (edge.action, *edge.before)
         for step in first:
             form = admissible_form(step, admissible)
-            if form is not None and not (self.stayed and same_action(self.stayed, form)):
+            # What was done first here already and left the way shut was not what opens it.
+            tried = step != edge.action and any(same_action(step, done) for done in self.here)
+            if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
                 kind = "way" if step == edge.action else "first"
                 return self._offer(form, target, toward, kind, edge.task), True, True
         return None, False, False
@@ -141,8 +149,11 @@ class MapSuggester:
         """What the agent did, and where it is now, what is in view there and what it carries."""
         moved = bool(place) and place != self.place
         self.stayed = None if moved else action
+        if moved:
+            self.here = []
         if accepted and not moved:
             self.acted.append(action)
+            self.here.append(action)
         self.place = place or self.place
         self.in_view, self.carrying = list(in_view), list(carrying)
         self._advance(action if accepted and not moved else None)
@@ -163,8 +174,16 @@ class MapSuggester:
             self.done += 1
             self.searched = set()
         target = self.target
-        if target is not None and target.thing and self.place in target.places and not self._in_view(target.name):
+        if target is not None and self.place in target.places and not self._found_here(target):
             self.searched.add(self.place)  # not here this time: look in the next place it was seen
+
+    def _found_here(self, target: Target) -> bool:
+        """Whether what `target` looks for is in view or in hand here: the thing it names, or, for
+        a kind of thing, one that satisfied the kind here before (movable things move between
+        tasks: where none is, the kind is looked for in the next place it was found)."""
+        if target.kind:
+            return any(self._in_view(h.thing) for h in target.handled if h.place == self.place)
+        return not target.thing or self._in_view(target.name)
 
     def _handling(self, target: Target, admissible: Sequence[str]) -> tuple[str | None, Handled | None]:
         """What one past task's episodes did with what satisfied it, in order: once this episode

@@ -159,6 +159,48 @@ def test_the_thing_a_task_fetches_is_taken_as_this_world_takes_things():
     assert later.suggest(["pick up stove", "put mug on stove"]) is None  # where a thing goes is not fetched
 
 
+def test_a_kind_of_thing_not_in_view_where_it_was_found_is_looked_for_in_the_next_place():
+    """Movable things move between tasks: where none of those that satisfied the kind is in view,
+    the map leads on to the next place one was found, and never back to a place searched."""
+    animal = "Your task is to find an animal. Then move it to the table."
+    in_garden = TO_GARDEN.model_copy(update={"kind": "find-animal"})
+    in_kitchen = in_garden.model_copy(
+        update={
+            "task": "Your task is to find an animal. Then move it to the stove.",
+            "steps": [_step("kitchen", "pick up cat", in_view=["stove"], carrying=["cat"])],
+        }
+    )
+    world = WorldMap([TO_KITCHEN, in_garden, in_garden, in_kitchen])
+    assert task_targets(animal, world, kind="find-animal")[0].places == ("garden", "kitchen")
+    suggester = MapSuggester(world, animal, "kitchen", ["stove"], kind="find-animal")  # no cat here this time
+    assert suggester.suggest(["go to garden", "go to hall"]) == "go to garden"
+    suggester.played("go to garden", True, "garden", ["tree"])  # no bird either
+    assert suggester.suggest(["go to kitchen", "look around"]) is None  # both searched
+    found = MapSuggester(world, animal, "kitchen", ["cat", "stove"], kind="find-animal")
+    assert found.suggest(["pick up cat", "go to garden"]) == "pick up cat"  # here, though seen more there
+
+
+def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
+    """A way out learned after a "look around" (the last thing done there): tried once, it did
+    not open the way, so it is not offered again while the agent stays."""
+    out = Experience(
+        world="house",
+        task="Put the mug on the table.",
+        start="kitchen",
+        steps=[_step("kitchen", "look around", in_view=["mug"]), _step("kitchen", "go to hall", "hall", ["table"])],
+        won=False,
+    )
+    world = WorldMap([out, TO_KITCHEN])
+    assert world.edges["kitchen"]["hall"].before == ("look around",)
+    suggester = MapSuggester(world, "Look at the table.", "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "open door to hall"]) == "look around"
+    suggester.played("look around", True, "kitchen", ["mug"])
+    suggester.played("look at mug", True, "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "open door to hall"]) is None
+    suggester.played("open door to hall", True, "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "go to hall"]) == "go to hall"
+
+
 def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
     attic = Experience(world="house", start="attic", in_view=["mug"], steps=[])  # no way to the attic
     world = WorldMap([attic, attic, TO_KITCHEN])  # the mug: seen twice in the attic, once in the kitchen
