@@ -8,8 +8,8 @@ it was seen in (for a kind of thing, none of those that satisfied it there) is l
 next place, never back where it was searched; where it is in view now comes first. A suggestion
 is always one of the admissible actions the environment lists now, as it writes it (or, for what
 an episode went on to do with a thing in view, an action filling a template the list holds), or
-nothing: never text from memory. Whether the agent plays it is the
-agent's aids' to say (`rbdspy.agent.agent_loop`).
+nothing: never text from memory. Whether the agent plays it is the agent's aids' to say
+(`rbdspy.agent.agent_loop`).
 
 For a kind of thing ("find an animal"), in a place where such things were found, the step is what
 was done there with one that is in view now (its action, when the environment lists it: "focus on
