@@ -65,7 +65,7 @@ class MapSuggester:
         self.searched: set[str] = set()  # places of the current target found without it
         self.stayed: str | None = None  # the last action, when it led nowhere
         self.acted: list[str] = []  # accepted actions that moved nowhere, in order
-        self.here: list[str] = []  # those played since arriving where the agent is now
+        self.arrived = 0  # how many of `acted` came before arriving where the agent is now
         self.why: Why | None = None  # why the last step offered was offered (None: none offered)
         self._advance(None)
 
@@ -96,8 +96,8 @@ class MapSuggester:
         # The place it was seen in most first, among those the map knows a way to; but where it is
         # in view now, here.
         way, toward = None, ""
-        here = (self.place,) if self.place in target.places and self._found_here(target) else ()
-        for place in (*here, *target.places):
+        in_view_here = (self.place,) if self.place in target.places and self._found_here(target) else ()
+        for place in (*in_view_here, *target.places):
             if place not in self.searched and (way := self.map.way(self.place, [place])) is not None:
                 toward = place
                 break
@@ -122,7 +122,7 @@ class MapSuggester:
         for step in first:
             form = admissible_form(step, admissible)
             # What was done first here already and left the way shut was not what opens it.
-            tried = step != edge.action and any(same_action(step, done) for done in self.here)
+            tried = step != edge.action and any(same_action(step, done) for done in self.acted[self.arrived :])
             if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
                 kind = "way" if step == edge.action else "first"
                 return self._offer(form, target, toward, kind, edge.task), True, True
@@ -150,10 +150,9 @@ class MapSuggester:
         moved = bool(place) and place != self.place
         self.stayed = None if moved else action
         if moved:
-            self.here = []
+            self.arrived = len(self.acted)
         if accepted and not moved:
             self.acted.append(action)
-            self.here.append(action)
         self.place = place or self.place
         self.in_view, self.carrying = list(in_view), list(carrying)
         self._advance(action if accepted and not moved else None)
