@@ -3,23 +3,26 @@
 From wherever the agent is now, towards the task's first target not yet done (`targets.py`): the
 first way of the shortest path the map knows, or, where that way is not open yet, what was done
 first where it was learned (a door opened; not again once done here and the way stayed shut); in
-the target's place, the action that once put the thing in hand. A target not in view in a place
-it was seen in (for a kind of thing, none of those that satisfied it there) is looked for in the
-next place, never back where it was searched; where it is in view now comes first. A suggestion
-is always one of the admissible actions the environment lists now, as it writes it (or, for what
-an episode went on to do with a thing in view, an action filling a template the list holds), or
-nothing: never text from memory. Whether the agent plays it is the agent's aids' to say
-(`rbdspy.agent.agent_loop`).
+the target's place, the action that once put the thing in hand. A target not in view in a place it
+was seen in (for a kind of thing, none of those that satisfied it there) is looked for in the next
+place, never back where it was searched; where it is in view now comes first. A thing the task
+names that is in none of its places is passed over for what the task names next (a box moved to the
+room the task names). A suggestion is always one of the admissible actions the environment lists
+now, as it writes it (or, for what an episode went on to do with a thing in view, an action filling
+a template the list holds), or nothing: never text from memory. Whether the agent plays it is the
+agent's aids' to say (`rbdspy.agent.agent_loop`).
 
 For a kind of thing ("find an animal"), in a place where such things were found, the step is what
 was done there with one that is in view now (its action, when the environment lists it: "focus on
-cup", then "pick up cup", then "move cup to blue box"), in the order it was done. A target is
-done when the thing is in hand (one the map knows how to take), when an accepted action named it in
-one of its places (one nobody took: "put mug on stand"), when the agent reached it (a place), or,
-for a kind of thing, when the agent came to hold something where such things were found or did
-there all that was done with one. Once that is done, where the environment names the kind of
-task, a thing the task names in view and something held since the episode began make the step
-what a past task of the kind did with what it held there ("move butterfly to green box").
+cup", then "pick up cup", then "move cup to blue box"), in the order it was done; once the episode
+gave an answer of its own ("focus on lamp"), what a past episode did after its answer, with this
+episode's thing ("move lamp to blue box"), for the agent to choose (a step no episode took). A
+target is done when the thing is in hand (one the map knows how to take), when an accepted action
+named it in one of its places (one nobody took: "put mug on stand"), when the agent reached it (a
+place), or, for a kind of thing, when the agent came to hold something where such things were found
+or did there all that was done with one. Once that is done, where the environment names the kind of
+task, a thing the task names in view and something held since the episode began make the step what
+a past task of the kind did with what it held there ("move butterfly to green box").
 """
 
 from __future__ import annotations
@@ -96,8 +99,9 @@ class MapSuggester:
         # The place it was seen in most first, among those the map knows a way to; but where it is
         # in view now, here.
         way, toward = None, ""
-        in_view_here = (self.place,) if self.place in target.places and self._found_here(target) else ()
-        for place in (*in_view_here, *target.places):
+        if self.place in target.places and self._found_here(target):
+            way, toward = [], self.place
+        for place in target.places if way is None else ():
             if place not in self.searched and (way := self.map.way(self.place, [place])) is not None:
                 toward = place
                 break
@@ -105,8 +109,9 @@ class MapSuggester:
             return None, False, False
         if not way:  # there: take it, where the map knows how
             if target.kind:
-                step, handled = self._handling(target, admissible)
-                return self._offer(step, target, toward, "handle", handled and handled.task), False, True
+                step, handled, like = self._handling(target, admissible)
+                why = "handle-like" if like else "handle"
+                return self._offer(step, target, toward, why, handled and handled.task), False, not like
             taking = self.map.taking(target.name) if target.carry else None
             if taking:
                 step = admissible_form(taking, admissible)
@@ -169,42 +174,86 @@ class MapSuggester:
         )
 
     def _advance(self, action: str | None) -> None:
-        while (target := self.target) is not None and self._is_done(target, action):
+        while (target := self.target) is not None:
+            if target.places and self.place in target.places and not self._found_here(target):
+                self.searched.add(self.place)  # not here this time: look in the next place it was seen
+            if not (self._is_done(target, action) or self._nowhere(target)):
+                return
             self.done += 1
             self.searched = set()
-        target = self.target
-        if target is not None and self.place in target.places and not self._found_here(target):
-            self.searched.add(self.place)  # not here this time: look in the next place it was seen
+
+    def _nowhere(self, target: Target) -> bool:
+        """Whether a thing the task names was looked for in every place it was seen, and is in none
+        (a box moved since): the map passes on to what the task names next (the room it is in
+        now). Not a kind of thing: where such things were found, the agent looks at what is there."""
+        return target.thing and not target.kind and set(target.places) <= self.searched
 
     def _found_here(self, target: Target) -> bool:
         """Whether what `target` looks for is in view or in hand here: the thing it names, or, for
         a kind of thing, one that satisfied the kind here before (movable things move between
         tasks: where none is, the kind is looked for in the next place it was found)."""
         if target.kind:
-            return any(self._in_view(h.thing) for h in target.handled if h.place == self.place)
+            found = any(self._in_view(h.thing) for h in target.handled if h.place == self.place)
+            return found or self._own_answer(target, self.acted[self.arrived :]) is not None
         return not target.thing or self._in_view(target.name)
 
-    def _handling(self, target: Target, admissible: Sequence[str]) -> tuple[str | None, Handled | None]:
+    @staticmethod
+    def _own_answer(target: Target, acted: Sequence[str]) -> str | None:
+        """The first of `acted` that gave an answer of this episode's own: begun as the kind's past
+        answers were, and none of what was done with what satisfied the kind."""
+        answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
+        known = [h.action for h in target.handled]
+        for done in acted:
+            own = done.split() and done.split()[0].lower() in answering
+            if own and not any(admissible_form(k, [done]) for k in known):
+                return done
+        return None
+
+    def _handling(self, target: Target, admissible: Sequence[str]) -> tuple[str | None, Handled | None, bool]:
         """What one past task's episodes did with what satisfied it, in order: once this episode
         has done one of those actions, the next of that task's only; before, the first action of
-        the first task the environment lists it for. Nothing once this episode gave an answer of
-        its own (an action begun as those answers were): a second answer is not offered. With
-        the past handling the step repeats."""
+        the first task the environment lists it for. Once this episode gave an answer of its own
+        (an action begun as those answers were), no second answer: what a past episode went on to
+        do after its answer, done with this episode's (`_after_own_answer`; the third value says
+        so). With the past handling the step repeats."""
         by_task: dict[str, list[Handled]] = {}
         for handled in target.handled:
             by_task.setdefault(handled.task, []).append(handled)
-        answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
-        known = [h.action for h in target.handled]
-        for done in self.acted:
-            own = done.split() and done.split()[0].lower() in answering
-            if own and not any(admissible_form(k, [done]) for k in known):
-                return None, None
+        answer = self._own_answer(target, self.acted)
+        if answer is not None:
+            step, handled = self._after_own_answer(answer, by_task, admissible)
+            return step, handled, step is not None
         for handled in by_task.values():
             left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
             if len(left) < len(handled):  # the task this episode follows
-                return (self._listed(left[0], admissible), left[0]) if left else (None, None)
+                return (self._listed(left[0], admissible), left[0], False) if left else (None, None, False)
         firsts = ((admissible_form(handled[0].action, admissible), handled[0]) for handled in by_task.values())
-        return next((first for first in firsts if first[0]), (None, None))
+        return next(((step, handled, False) for step, handled in firsts if step), (None, None, False))
+
+    def _after_own_answer(
+        self, answer: str, by_task: dict[str, list[Handled]], admissible: Sequence[str]
+    ) -> tuple[str | None, Handled | None]:
+        """After this episode answered with a thing of its own ("focus on lighter"), what a past
+        episode of the kind did after answering as it did ("focus on drawing", then "move drawing
+        to blue box"), with the past thing's name replaced by this episode's ("move lighter to
+        blue box"), where the list holds it and it was not done yet. Only actions that name the
+        past thing: what was done with something else says nothing of this one."""
+        for handled in by_task.values():
+            given = next((h for h in handled if h.answer), None)
+            if given is None or not given.action.lower().endswith(given.thing.lower()):
+                continue
+            lead = given.action[: len(given.action) - len(given.thing)].lower()
+            if not answer.lower().startswith(lead) or not answer[len(lead) :].strip():
+                continue
+            mine, past = answer[len(lead) :].strip(), given.thing.lower()
+            for after in handled[handled.index(given) + 1 :]:
+                at = after.action.lower().find(past)
+                if at < 0:
+                    continue
+                step = after.action[:at] + mine + after.action[at + len(past) :]
+                if not any(same_action(step, done) for done in self.acted):
+                    return admissible_form(step, admissible), after
+        return None, None
 
     def vouched(self, action: str) -> bool:
         """Whether the environment vouched for `action` as the answer to this kind of task: an

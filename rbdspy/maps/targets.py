@@ -98,6 +98,13 @@ def kind_targets(task: str, world: WorldMap, kind: str | None = None) -> list[Ta
 def task_targets(task: str, world: WorldMap, kind: str | None = None) -> list[Target]:
     """Everything the task asks the map for, in the order to reach it: a task that names no thing
     anyone ever took asks for a kind of thing first (of the environment's `kind` of task, where it
-    names one)."""
+    names one), then for the places and things it names."""
     named = named_targets(task, world)
-    return named if any(t.carry for t in named) else kind_targets(task, world, kind) + named
+    if any(t.carry for t in named):
+        return named
+    by_kind = kind_targets(task, world, kind)
+    if by_kind and kind is not None:
+        # A thing named as the kind names itself ("living thing" in a find-living-thing task) is
+        # what the kind's target finds, not somewhere to go once it is found.
+        named = [t for t in named if not (t.thing and words(t.name) <= words(kind))]
+    return by_kind + named

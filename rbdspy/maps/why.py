@@ -18,7 +18,8 @@ class Why:
     `step`: "way" (a way learned between two places), "first" (what was done first where that
     way was learned: a door opened), "take" (the action that once put the thing in hand),
     "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
-    task of this kind did with what satisfied it), "bring" (what a past task of this kind did,
+    task of this kind did with what satisfied it), "handle-like" (what a past task of this kind
+    did after its answer, done with this episode's own answer), "bring" (what a past task of this kind did,
     with the thing its task named, with what it held: done here with what this episode holds)."""
 
     target: str
@@ -43,6 +44,8 @@ class Why:
             return f"how the {self.target} was taken before"
         if self.step == "take-like":
             return f"taken as this world takes things; the task names the {self.target}"
+        if self.step == "handle-like":
+            return "what a past task like this did after its answer, with this answer"
         if self.step == "bring":
             return f"what a past task like this did at the {self.target} with what it held"
         return f"what a past task like this did with the {self.target}"

@@ -26,10 +26,19 @@ def names(text: str, name: str) -> bool:
     return bool(wanted) and wanted <= words(text)
 
 
+def _content_words(text: str) -> list[str]:
+    """`words` of `text` in the order it says them, repeats kept."""
+    return [w for w in _WORD.findall((text or "").lower().replace("_", " ")) if w not in FUNCTION_WORDS]
+
+
 def task_names(task: str, name: str) -> bool:
-    """Whether `task` names `name`, a word joined by a hyphen being one word: a "non-living thing"
-    is not a "living thing" (ScienceWorld names a plant's contents "living thing")."""
-    return names(_HYPHEN.sub("", task), _HYPHEN.sub("", name))
+    """Whether `task` says `name`: its content words one after another, in order (function words
+    between them aside: "the box of chocolates"), a word joined by a hyphen being one word. Words
+    of a name scattered over a task do not name it: "find an animal ... focus on the thing ... in
+    the living room" names no "living thing", and a "non-living thing" is not one either."""
+    said, wanted = _content_words(_HYPHEN.sub("", task)), _content_words(_HYPHEN.sub("", name))
+    span = len(wanted)
+    return span > 0 and any(said[i : i + span] == wanted for i in range(len(said) - span + 1))
 
 
 def same_action(a: str, b: str) -> bool:

@@ -138,6 +138,7 @@ class WorldMap:
             self.places.add(experience.start)
             seen |= {(t, experience.start) for t in experience.in_view}
         carrying = list(experience.carrying)
+        taken_at: dict[str, str] = {}  # what the episode took, and where
         start = len(self.handled)
         best = 0.0  # the episode's highest score so far (scores start at 0)
         for index, step in enumerate(experience.steps):
@@ -164,6 +165,7 @@ class WorldMap:
                         )
                     )
                 for thing in gained:
+                    taken_at.setdefault(thing, step.place)
                     self.taken_by.setdefault(thing, step.action)
                     self.taken_in.setdefault(thing, experience.task)
                     self.handled.append(
@@ -172,11 +174,13 @@ class WorldMap:
                 self._note_brought(experience, step, carrying, step.score is not None and step.score > best)
                 if step.answered:
                     scored = step.score is not None and step.score > best
+                    # An answer held since it was taken elsewhere was found where it was taken.
+                    found = next((p for t, p in taken_at.items() if t in carrying and _among(step.answered, {t})), None)
                     self.handled.append(
                         Handled(
                             experience.task,
                             step.answered,
-                            step.place,
+                            found or step.place,
                             True if scored else experience.won,
                             step.action,
                             experience.kind,

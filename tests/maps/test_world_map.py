@@ -180,6 +180,37 @@ def test_a_kind_of_thing_not_in_view_where_it_was_found_is_looked_for_in_the_nex
     assert found.suggest(["pick up cat", "go to garden"]) == "pick up cat"  # here, though seen more there
 
 
+def test_a_thing_named_as_the_kind_names_itself_is_left_to_the_kind_target():
+    """ScienceWorld calls what grows in a pot a "living thing": in a find-living-thing task that
+    is the kind's own name, found by what satisfied the kind, not a second place to go."""
+    task = "Your task is to find a(n) living thing. Then move it to the red box in the kitchen."
+    past = _won_by_answer("Your task is to find a(n) living thing.", "find-living-thing", "bird", place="garden")
+    pot = Experience(
+        world="house",
+        task="Water the plant.",
+        start="hall",
+        steps=[_step("hall", "look around", in_view=["living thing"])],
+    )
+    world = WorldMap([TO_KITCHEN, past, pot])
+    assert [t.name for t in task_targets(task, world)][-2:] == ["living thing", "kitchen"]
+    assert [t.name for t in task_targets(task, world, kind="find-living-thing")] == ["bird", "kitchen"]
+    assert "living thing" in [t.name for t in task_targets(task, WorldMap([TO_KITCHEN, pot]), kind="find-living-thing")]
+
+
+def test_a_named_thing_in_none_of_the_places_it_was_seen_is_passed_over_for_what_the_task_names_next():
+    """The table was seen in the hall; this time the task puts it in the garden. Once the hall is
+    searched, the map leads to the garden the task names next instead of offering nothing."""
+    world = WorldMap([TO_KITCHEN, TO_GARDEN])
+    task = "Put the mug on the table in the garden."
+    suggester = MapSuggester(world, task, "kitchen", ["stove"], ["mug"])
+    assert [t.name for t in suggester.targets] == ["mug", "table", "garden"]
+    assert suggester.suggest(["go to hall", "go to garden"]) == "go to hall"  # where the table was seen
+    suggester.played("go to hall", True, "hall", [])  # no table there now
+    assert suggester.suggest(["go to kitchen", "look around"]) == "go to kitchen"  # on the way to the garden
+    suggester.played("go to kitchen", True, "kitchen", ["stove"])
+    assert suggester.suggest(["open door to garden", "look around"]) == "open door to garden"
+
+
 def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
     """A way out learned after a "look around" (the last thing done there): tried once, it did
     not open the way, so it is not offered again while the agent stays."""
@@ -289,12 +320,36 @@ def test_a_right_answer_in_an_episode_lost_later_says_what_satisfies_the_kind():
     assert task_targets(task, WorldMap([lost(None)]), kind="find-non-living") == []
 
 
+def test_an_answer_held_since_it_was_taken_elsewhere_was_found_where_it_was_taken():
+    task = "Find a non-living thing. Then move it to the blue box in the bathroom."
+    steps = [
+        ExperienceStep(place="study", action="pick up book", arrived="study", carrying=["book"]),
+        ExperienceStep(place="study", action="go to hall", arrived="hall", carrying=["book"]),
+        ExperienceStep(
+            place="hall", action="focus on book", arrived="hall", carrying=["book"], answered="book", score=50.0
+        ),
+    ]
+    episode = Experience(world="house", task=task, kind="find-non-living", start="study", steps=steps, won=False)
+    assert task_targets(task, WorldMap([episode]), kind="find-non-living")[0].places == ("study",)
+
+
 def test_a_name_inside_a_hyphenated_word_is_not_named_by_the_task():
     from rbdspy.maps.targets import task_names
 
     assert not task_names("Find a non-living thing.", "living thing")
     assert task_names("Find a living thing.", "living thing")
     assert task_names("Find the non-living thing.", "non-living thing")
+
+
+def test_a_name_whose_words_are_scattered_over_the_task_is_not_named_by_it():
+    from rbdspy.maps.targets import task_names
+
+    task = "Find a(n) animal. First, focus on the thing. Then, move it to the green box in the living room."
+    assert not task_names(task, "living thing")  # "living" of the room, "thing" of the animal
+    assert not task_names(task, "box green")
+    assert task_names(task, "green box") and task_names(task, "living room")
+    assert task_names("Take the box of chocolates from the shelf.", "box of chocolates")
+    assert task_names("Take the box of chocolates from the shelf.", "box chocolates")
 
 
 def test_no_second_answer_is_offered_once_the_episode_gave_its_own():
@@ -350,6 +405,21 @@ def test_what_an_episode_went_on_to_do_there_with_its_thing_is_part_of_handling_
     assert suggester.suggest(offered) == "focus on cup"
     suggester.played("focus on cup", True, "bathroom", ["cup", "blue box"])
     assert suggester.suggest(offered) == "move cup to blue box"
+
+
+def test_after_an_answer_of_its_own_the_episode_is_offered_what_followed_a_past_answer_with_its_thing():
+    """The past episode answered with a cup and moved the cup to the blue box; this one answered
+    with a lamp: moving the lamp there is offered, marked as not done before (`handle-like`)."""
+    suggester = MapSuggester(WorldMap([CUP_TO_BOX]), CUP_TASK, "bathroom", ["lamp", "blue box"], kind="find-non-living")
+    offered = ["move lamp to blue box", "focus on lamp", "look at sink", "look around"]
+    suggester.played("focus on lamp", True, "bathroom", ["lamp", "blue box"])
+    assert suggester.next_step(offered) == ("move lamp to blue box", False, False)
+    assert suggester.why.step == "handle-like" and suggester.why.learned_in == CUP_TASK
+    suggester.played("move lamp to blue box", True, "bathroom", ["blue box"])
+    assert suggester.suggest(offered) is None  # done: nothing more followed the past answer
+    other = MapSuggester(WorldMap([CUP_TO_BOX]), CUP_TASK, "bathroom", ["lamp"], kind="find-non-living")
+    other.played("look at lamp", True, "bathroom", ["lamp"])  # not an answer: nothing follows it
+    assert other.suggest(offered) != "move lamp to blue box"
 
 
 def test_a_follow_up_the_list_does_not_name_is_offered_where_it_fills_a_listed_template():
