@@ -185,8 +185,9 @@ class MapSuggester:
     def _nowhere(self, target: Target) -> bool:
         """Whether a thing the task names was looked for in every place it was seen, and is in none
         (a box moved since): the map passes on to what the task names next (the room it is in
-        now). Not a kind of thing: where such things were found, the agent looks at what is there."""
-        return target.thing and not target.kind and set(target.places) <= self.searched
+        now). Not a thing to carry (what the task does with it needs it in hand), nor a kind of
+        thing (where such things were found, the agent looks at what is there)."""
+        return target.thing and not (target.kind or target.carry) and set(target.places) <= self.searched
 
     def _found_here(self, target: Target) -> bool:
         """Whether what `target` looks for is in view or in hand here: the thing it names, or, for

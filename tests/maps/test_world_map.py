@@ -209,6 +209,10 @@ def test_a_named_thing_in_none_of_the_places_it_was_seen_is_passed_over_for_what
     assert suggester.suggest(["go to kitchen", "look around"]) == "go to kitchen"  # on the way to the garden
     suggester.played("go to kitchen", True, "kitchen", ["stove"])
     assert suggester.suggest(["open door to garden", "look around"]) == "open door to garden"
+    fetching = MapSuggester(world, task, "hall", ["table"])  # the mug to carry is not in the kitchen
+    assert fetching.suggest(["open kitchen door"]) == "open kitchen door"
+    fetching.played("go to kitchen", True, "kitchen", ["stove"])
+    assert fetching.suggest(["go to hall", "open door to garden"]) is None  # not on without the mug
 
 
 def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
