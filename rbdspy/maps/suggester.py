@@ -175,7 +175,7 @@ class MapSuggester:
 
     def _advance(self, action: str | None) -> None:
         while (target := self.target) is not None:
-            if target.places and self.place in target.places and not self._found_here(target):
+            if self.place in target.places and not self._found_here(target):
                 self.searched.add(self.place)  # not here this time: look in the next place it was seen
             if not (self._is_done(target, action) or self._nowhere(target)):
                 return

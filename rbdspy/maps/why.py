@@ -19,8 +19,9 @@ class Why:
     way was learned: a door opened), "take" (the action that once put the thing in hand),
     "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
     task of this kind did with what satisfied it), "handle-like" (what a past task of this kind
-    did after its answer, done with this episode's own answer), "bring" (what a past task of this kind did,
-    with the thing its task named, with what it held: done here with what this episode holds)."""
+    did after its answer, done with this episode's own answer), "bring" (what a past task of this
+    kind did, with the thing its task named, with what it held: done here with what this episode
+    holds)."""
 
     target: str
     kind: bool

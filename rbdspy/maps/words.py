@@ -14,21 +14,21 @@ FUNCTION_WORDS = frozenset(
 )
 
 
+def _content_words(text: str) -> list[str]:
+    """The content words of `text` in the order it says them: lower case, punctuation, underscores
+    and hyphens as spaces, function words left out."""
+    return [w for w in _WORD.findall((text or "").lower().replace("_", " ")) if w not in FUNCTION_WORDS]
+
+
 def words(text: str) -> frozenset[str]:
-    """The content words of `text`: lower case, punctuation, underscores and hyphens as spaces,
-    function words left out."""
-    return frozenset(_WORD.findall((text or "").lower().replace("_", " "))) - FUNCTION_WORDS
+    """The content words of `text`, as a set."""
+    return frozenset(_content_words(text))
 
 
 def names(text: str, name: str) -> bool:
     """Whether `text` names `name`: every content word of the name is in the text."""
     wanted = words(name)
     return bool(wanted) and wanted <= words(text)
-
-
-def _content_words(text: str) -> list[str]:
-    """`words` of `text` in the order it says them, repeats kept."""
-    return [w for w in _WORD.findall((text or "").lower().replace("_", " ")) if w not in FUNCTION_WORDS]
 
 
 def task_names(task: str, name: str) -> bool:
