@@ -6,6 +6,7 @@ where it ran."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -144,6 +145,7 @@ def test_a_house_stream_plays_the_controls_task_by_task(house, tmp_path, hash_em
     config = json.loads((out / "config.json").read_text())
     [session] = config["sessions"]
     assert session["cpu"] and "dspy" in session["packages"]
+    assert session["cpus"] == len(os.sched_getaffinity(0))
     assert config["config"]["env"] == "textworld"
 
 
