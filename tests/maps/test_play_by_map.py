@@ -82,6 +82,44 @@ def test_scienceworld_brings_what_it_found_where_another_task_of_the_kind_brough
     assert step.startswith("move ") and why.target in env.describe(second) and why.learned_in == env.describe(first)
 
 
+# Two find-animal variations' gold paths, pinned (ScienceWorld's own can differ between runs): the
+# second answers with another animal than the first.
+BUTTERFLY = ["open door to greenhouse", "go to greenhouse", "open door to outside", "go to outside"]
+BUTTERFLY += ["look around", "focus on butterfly", "pick up butterfly", "open door to kitchen", "go to kitchen"]
+BUTTERFLY += ["move egg butterfly egg in inventory to red box"]
+BLUE_JAY = ["open door to hallway", "go to hallway", "open door to greenhouse", "go to greenhouse"]
+BLUE_JAY += ["open door to outside", "go to outside", "look around", "focus on blue jay"]
+
+
+def test_scienceworld_after_an_answer_of_its_own_the_map_offers_what_followed_the_past_answer():
+    """Served one find-animal task's episode (a butterfly focused on, then picked up), an agent in
+    another variation answers with a blue jay; the map then offers to pick that one up, as a step
+    no episode took (`handle-like`)."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    with ScienceWorld() as env:
+        first, second = env.tasks("train", ["find-animal"], limit=2)
+        past = experience_of(play(env, first, BUTTERFLY, places=True))
+        assert past.won
+        start = env.reset(second)
+        where = start.whereabouts
+        suggester = MapSuggester(
+            WorldMap([past], world=world_of(env, second)),
+            start.task_description,
+            where.place,
+            where.in_view,
+            where.carrying,
+            kind=kind_of(env, second),
+        )
+        for action in BLUE_JAY:
+            result = env.step(action)
+            assert result.valid and not result.done, action
+            suggester.played_from(action, result.valid, result.whereabouts)
+        step, on_the_way, learned = suggester.next_step(result.admissible)
+    assert step == "pick up blue jay"
+    assert (on_the_way, learned, suggester.why.step) == (False, False, "handle-like")
+
+
 @pytest.mark.parametrize("seed_index", [0, 1])
 def test_textworld_express_games_are_won_by_following_the_map(seed_index):
     from rbdspy.envs.twx import TextWorldExpress
