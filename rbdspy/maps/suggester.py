@@ -32,13 +32,8 @@ from collections.abc import Sequence
 from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
 from rbdspy.maps.why import MAX_KNOWN_FROM, Why
-from rbdspy.maps.words import admissible_form, names, same_action, task_names, words
+from rbdspy.maps.words import admissible_form, gained, names, same_action, short_name, task_names, words
 from rbdspy.maps.world_map import Handled, WorldMap
-
-
-def _short(name: str) -> str:
-    """A thing's name without the description some environments add in parentheses."""
-    return name.split(" (")[0]
 
 
 class MapSuggester:
@@ -63,7 +58,7 @@ class MapSuggester:
         self.place = place
         self.in_view = list(in_view)
         self.carrying = list(carrying)
-        self.at_start = set(carrying)
+        self.at_start = list(carrying)
         self.done = 0  # targets done, in order
         self.searched: set[str] = set()  # places of the current target found without it
         self.stayed: str | None = None  # the last action, when it led nowhere
@@ -273,7 +268,7 @@ class MapSuggester:
         action names no thing held from the start and shares a word with one held since (an
         environment may name a held thing otherwise than its actions do: "butterfly egg" in hand,
         "move butterfly to green box"; a description in parentheses is not part of a name)."""
-        held = set().union(*(words(_short(c)) for c in self.carrying if c not in self.at_start))
+        held = set().union(*(words(short_name(c)) for c in gained(self.at_start, self.carrying)))
         named = [t for t in self.in_view if task_names(self.task, t) and not self._holds(t)]
         if self.kind is None or not held or not named:
             return None
@@ -282,7 +277,7 @@ class MapSuggester:
                 continue
             verb = brought.action.split()[0].lower()
             for action in admissible:
-                if action.lower().split()[:1] != [verb] or any(names(action, _short(s)) for s in self.at_start):
+                if action.lower().split()[:1] != [verb] or any(names(action, short_name(s)) for s in self.at_start):
                     continue
                 target = next((t for t in named if names(action, t)), None)
                 if target is not None and (words(action) - words(target) - {verb}) & held:
@@ -317,7 +312,7 @@ class MapSuggester:
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places
         if target.kind:  # what satisfied such tasks came to be carried there, or was done with
-            return here and (bool(set(self.carrying) - self.at_start) or self._did_all_with_one(target))
+            return here and (bool(gained(self.at_start, self.carrying)) or self._did_all_with_one(target))
         if not target.thing:
             return here
         if target.carry:

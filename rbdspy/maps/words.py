@@ -4,6 +4,7 @@ to the places and things an environment named, whatever game's grammar wrote the
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -29,6 +30,27 @@ def names(text: str, name: str) -> bool:
     """Whether `text` names `name`: every content word of the name is in the text."""
     wanted = words(name)
     return bool(wanted) and wanted <= words(text)
+
+
+def short_name(name: str) -> str:
+    """A thing's name without the description some environments add in parentheses ("flower pot
+    7 (containing a pea plant in the seedling stage, soil)"), which changes as the thing does."""
+    return name.split(" (")[0]
+
+
+def gained(before: Iterable[str], after: Iterable[str]) -> list[str]:
+    """What `after` holds that `before` did not, a thing whose description alone changed (a pot
+    whose plant grew) being the same thing; a second thing of one name ("book (moby dick)" beside
+    "book (dracula)") is a new one."""
+    before, after = list(before), list(after)
+    left = Counter(short_name(t) for t in before)
+    new = []
+    for thing in sorted(after, key=lambda t: t not in before):  # the names held before first
+        if left[short_name(thing)]:
+            left[short_name(thing)] -= 1
+        else:
+            new.append(thing)
+    return [t for t in after if t in new]
 
 
 def task_names(task: str, name: str) -> bool:

@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rbdspy.maps.words import names, task_names, words
+from rbdspy.maps.words import gained, names, short_name, task_names, words
 from rbdspy.types import Experience, ExperienceStep
 
 # At most this many actions done in a place before leaving it are kept as what the way out needs.
@@ -96,7 +96,7 @@ def _prerequisites(experience: Experience, index: int) -> tuple[str, ...]:
     for position, before in enumerate(run[:MAX_PREREQUISITES]):
         step = steps[before]
         held_before = steps[before - 1].carrying if before > 0 else experience.carrying
-        if set(step.carrying) - set(held_before):
+        if gained(held_before, step.carrying):
             continue
         if position == 0 or words(step.action) & related:
             kept.append(step.action)
@@ -157,14 +157,14 @@ class WorldMap:
                 follow_up = next(
                     (h for h in reversed(mine) if h.place == step.place and names(step.action, h.thing)), None
                 )
-                gained = [t for t in step.carrying if t not in carrying]
-                if follow_up is not None and not gained and not step.answered:
+                new = gained(carrying, step.carrying)
+                if follow_up is not None and not new and not step.answered:
                     self.handled.append(
                         Handled(
                             experience.task, follow_up.thing, step.place, experience.won, step.action, experience.kind
                         )
                     )
-                for thing in gained:
+                for thing in new:
                     taken_at.setdefault(thing, step.place)
                     self.taken_by.setdefault(thing, step.action)
                     self.taken_in.setdefault(thing, experience.task)
@@ -175,7 +175,11 @@ class WorldMap:
                 if step.answered:
                     scored = step.score is not None and step.score > best
                     # An answer held since it was taken elsewhere was found where it was taken.
-                    found = next((p for t, p in taken_at.items() if t in carrying and _among(step.answered, {t})), None)
+                    held_now = {short_name(c) for c in carrying}
+                    found = next(
+                        (p for t, p in taken_at.items() if short_name(t) in held_now and _among(step.answered, {t})),
+                        None,
+                    )
                     self.handled.append(
                         Handled(
                             experience.task,
@@ -201,7 +205,7 @@ class WorldMap:
     def _note_brought(self, experience: Experience, step: ExperienceStep, held: list[str], scored: bool) -> None:
         """Keeps `step` as a `Brought` where the environment names the kind of task and it left
         something held (`held`: before it) with a thing in view that both it and the task name."""
-        if experience.kind is None or step.answered or not set(held) - set(step.carrying):
+        if experience.kind is None or step.answered or not gained(step.carrying, held):
             return
         target = next((t for t in step.in_view if names(step.action, t) and task_names(experience.task, t)), None)
         if target is not None:

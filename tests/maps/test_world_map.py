@@ -215,6 +215,26 @@ def test_a_named_thing_in_none_of_the_places_it_was_seen_is_passed_over_for_what
     assert fetching.suggest(["go to hall", "open door to garden"]) is None  # not on without the mug
 
 
+def test_a_held_thing_whose_description_changed_is_the_same_thing():
+    """ScienceWorld describes a pot by what grows in it, and the plant grows as the agent walks:
+    the door opened on the way is still what the way needed, and nothing was taken there."""
+    from rbdspy.maps.words import gained
+
+    young, grown = "flower pot 7 (containing a peach tree in the adult stage)", "flower pot 7 (containing a peach tree)"
+    assert gained([young, "orange"], [grown, "orange"]) == []
+    assert gained(["book (dracula)"], ["book (dracula)", "book (emma)"]) == ["book (emma)"]
+    assert gained(["orange"], [young, "orange"]) == [young]
+    steps = [
+        _step("greenhouse", "pick up flower pot 7", carrying=[young]),
+        _step("greenhouse", "go to outside", "outside", carrying=[young]),
+        _step("outside", "open door to kitchen", carrying=[grown]),
+        _step("outside", "go to kitchen", "kitchen", carrying=[grown]),
+    ]
+    world = WorldMap([Experience(world="house", task="Find a plant.", start="greenhouse", steps=steps, won=True)])
+    assert world.edges["outside"]["kitchen"].before == ("open door to kitchen",)
+    assert [(h.place, h.action) for h in world.handled] == [("greenhouse", "pick up flower pot 7")]
+
+
 def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
     """A way out learned after a "look around" (the last thing done there): tried once, it did
     not open the way, so it is not offered again while the agent stays."""
