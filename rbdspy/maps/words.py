@@ -50,7 +50,7 @@ def gained(before: Iterable[str], after: Iterable[str]) -> list[str]:
             left[short_name(thing)] -= 1
         else:
             new.append(thing)
-    return [t for t in after if t in new]
+    return new
 
 
 def task_names(task: str, name: str) -> bool:

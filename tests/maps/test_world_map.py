@@ -224,6 +224,7 @@ def test_a_held_thing_whose_description_changed_is_the_same_thing():
     assert gained([young, "orange"], [grown, "orange"]) == []
     assert gained(["book (dracula)"], ["book (dracula)", "book (emma)"]) == ["book (emma)"]
     assert gained(["orange"], [young, "orange"]) == [young]
+    assert gained(["apple"], ["apple", "apple"]) == ["apple"]  # one more of a name held
     steps = [
         _step("greenhouse", "pick up flower pot 7", carrying=[young]),
         _step("greenhouse", "go to outside", "outside", carrying=[young]),
