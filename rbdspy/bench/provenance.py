@@ -8,12 +8,13 @@ paired difference can be read beside how much the bare agent agrees with itself 
 
 from __future__ import annotations
 
-import os
 import platform
 import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+
+from rbdspy.lm.local_engine import usable_cpus
 
 PACKAGES = ("rbdspy", "dspy", "xllamacpp", "litellm", "textworld", "textworld-express", "scienceworld")
 
@@ -59,15 +60,6 @@ def versions() -> dict[str, str]:
     return out
 
 
-def cpus_usable() -> int:
-    """How many CPUs this process may run on (`taskset` narrows it): the embedded engine runs as
-    many threads, and a different count can flip a greedy choice as a different CPU can."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def session_info() -> dict:
     """One session's provenance: when, on which CPU (and how many of them) and host, with which
     packages and code."""
@@ -75,7 +67,9 @@ def session_info() -> dict:
         "started_at": datetime.now(UTC).isoformat(),
         "host": platform.node(),
         "cpu": cpu_model(),
-        "cpus": cpus_usable(),
+        # The embedded engine runs as many threads (up to 8), and a different count can flip a
+        # greedy choice as a different CPU can.
+        "cpus": usable_cpus(),
         "python": platform.python_version(),
         "packages": versions(),
         "code_revision": code_revision(),

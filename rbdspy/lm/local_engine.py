@@ -174,12 +174,16 @@ def unload_all() -> None:
         _SERVERS.clear()
 
 
-def _default_threads() -> int:
+def usable_cpus() -> int:
+    """How many CPUs this process may run on (`taskset` narrows it)."""
     try:
-        available = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        available = os.cpu_count() or 2
-    return max(1, min(available, 8))
+        return os.cpu_count() or 2
+
+
+def _default_threads() -> int:
+    return max(1, min(usable_cpus(), 8))
 
 
 def _start_server(path: str, settings: dict) -> Any:
