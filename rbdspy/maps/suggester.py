@@ -263,27 +263,47 @@ class MapSuggester:
 
     def _bringing(self, admissible: Sequence[str]) -> str | None:
         """Where the environment names this kind of task: the listed action that leaves what this
-        episode came to hold with a thing in view that its task names, begun as a confirmed past
-        episode of the kind began its own ("move ... to red box"); `why` names that episode. The
-        action names no thing held from the start and shares a word with one held since (an
-        environment may name a held thing otherwise than its actions do: "butterfly egg" in hand,
-        "move butterfly to green box"; a description in parentheses is not part of a name)."""
-        held = set().union(*(words(short_name(c)) for c in gained(self.at_start, self.carrying)))
-        named = [t for t in self.in_view if task_names(self.task, t) and not self._holds(t)]
+        episode came to hold, or gave as its answer and holds, with a thing in view that its task
+        names, begun as a confirmed past episode of the kind began its own ("move ... to red box");
+        `why` names that episode. The action names nothing else held from the start and shares a
+        word with what it brings (an environment may name a held thing otherwise than its actions
+        do: "butterfly egg" in hand, "move butterfly to green box"; a description in parentheses is
+        not part of a name). A thing in view is a place to bring to unless it is what is held (an
+        orange box, with an orange in hand)."""
+        answers = [a for a in self._answers_given() if self._holds(a)]
+        brought = [*gained(self.at_start, self.carrying), *answers]
+        held = set().union(*(words(short_name(c)) for c in brought))
+        kept = [s for s in self.at_start if not any(names(s, a) or names(a, s) for a in answers)]
+        named = [t for t in self.in_view if task_names(self.task, t) and not any(names(c, t) for c in self.carrying)]
         if self.kind is None or not held or not named:
             return None
-        for brought in self.map.brought:
-            if brought.kind != self.kind or not brought.won:
+        for past in self.map.brought:
+            if past.kind != self.kind or not past.won:
                 continue
-            verb = brought.action.split()[0].lower()
+            verb = past.action.split()[0].lower()
             for action in admissible:
-                if action.lower().split()[:1] != [verb] or any(names(action, short_name(s)) for s in self.at_start):
+                if action.lower().split()[:1] != [verb] or any(names(action, short_name(s)) for s in kept):
                     continue
                 target = next((t for t in named if names(action, t)), None)
-                if target is not None and (words(action) - words(target) - {verb}) & held:
-                    self.why = Why(target, False, self.place, "bring", brought.task or None)
+                if target is not None and (words(_without(action, target)) - {verb}) & held:
+                    self.why = Why(target, False, self.place, "bring", past.task or None)
                     return action
         return None
+
+    def _answers_given(self) -> list[str]:
+        """What this episode gave as the answer to its kind of task: the rest of an action it did
+        that began as a past answer of the kind did ("focus on orange": the orange)."""
+        leads = {
+            h.action[: len(h.action) - len(h.thing)].lower()
+            for h in self.map.handled
+            if h.answer and h.kind == self.kind and h.thing and h.action.lower().endswith(h.thing.lower())
+        }
+        return [
+            done[len(lead) :].strip()
+            for done in self.acted
+            for lead in leads
+            if done.lower().startswith(lead) and done[len(lead) :].strip()
+        ]
 
     def _listed(self, handled: Handled, admissible: Sequence[str]) -> str | None:
         """`action` as `admissible` lists it; or, where the list holds templates ("move OBJ to
@@ -318,3 +338,12 @@ class MapSuggester:
         if target.carry:
             return self._holds(target.name)
         return here and action is not None and names(action, target.name)
+
+
+def _without(action: str, thing: str) -> str:
+    """`action` less where it says `thing` (the box in "move orange to orange box"), or less the
+    thing's words where it says it otherwise."""
+    at = action.lower().rfind(thing.lower())
+    if at >= 0:
+        return action[:at] + action[at + len(thing) :]
+    return " ".join(w for w in action.split() if w.lower() not in words(thing))

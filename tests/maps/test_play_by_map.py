@@ -131,3 +131,24 @@ def test_textworld_express_games_are_won_by_following_the_map(seed_index):
         won, followed = _play_by_map(env, task, [_own_episode(env, task)])
     assert won
     assert followed >= 1
+
+
+def test_scienceworld_brings_the_answer_it_held_from_the_start():
+    """Served an episode that answered a find-non-living-thing task with the orange every episode
+    starts holding and then left it in that task's box, the map answers another variation the same
+    way and brings the orange to the box this task names (the gold path alone answers otherwise,
+    so a map that stops after the answer loses)."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    with ScienceWorld() as env:
+        tasks = env.tasks("train", ["find-non-living-thing"], limit=5)
+        first, second = tasks[0], tasks[4]  # both start in the hallway; another box in the kitchen
+        path = ["focus on orange", "open door to kitchen", "go to kitchen", "move orange in inventory to red box"]
+        served = play(env, first, path, places=True)
+        assert served.outcome
+        offers = []
+        won, _ = _play_by_map(env, second, [experience_of(served)], offers)
+    assert won
+    assert [why.step for _, why in offers][0] == "handle" and offers[0][0] == "focus on orange"
+    step, why = offers[-1]
+    assert why.step == "bring" and step == "move orange in inventory to yellow box"

@@ -570,3 +570,49 @@ def test_only_a_kind_the_environment_names_and_a_confirmed_episode_teach_what_to
         suggester.played("go to bathroom", True, "bathroom", ["red box"], held)
         offered.append(suggester.suggest(["move bird to red box"]))
     assert offered == [None, None, "move bird to red box"]  # lost, another kind of task, confirmed
+
+
+NON_LIVING_TASK = (
+    "Your task is to find a(n) non-living thing. First, focus on the thing. Then, move it to the blue box in the kitchen."
+)
+# An episode that answered with the orange it held from the start, then left it in the box.
+ORANGE_TO_BOX = Experience(
+    world="house",
+    task=NON_LIVING_TASK,
+    kind="find-non-living-thing",
+    start="hallway",
+    in_view=["picture"],
+    carrying=["orange"],
+    steps=[
+        ExperienceStep(
+            place="hallway",
+            action="focus on orange",
+            arrived="hallway",
+            in_view=["picture"],
+            carrying=["orange"],
+            answered="orange",
+            score=50,
+        ),
+        _step("hallway", "go to kitchen", "kitchen", ["blue box", "table"], ["orange"]),
+        _step("kitchen", "move orange to blue box", in_view=["blue box", "table"]),
+    ],
+    won=True,
+)
+
+
+def test_what_was_held_from_the_start_and_given_as_the_answer_is_brought():
+    """The answer an episode gave may be a thing it held from the start: that one is brought to the
+    box the task names, while what it merely held from the start is not."""
+    world = WorldMap([ORANGE_TO_BOX])
+    task = NON_LIVING_TASK.replace("blue box in the kitchen", "orange box in the bedroom")
+    held = ["orange", "key"]
+    listed = ["move key to orange box", "move orange to orange box", "look around"]
+    answered = MapSuggester(world, task, "hallway", ["picture"], held, kind="find-non-living-thing")
+    assert answered.suggest(["focus on orange", "focus on key"]) == "focus on orange"
+    answered.played("focus on orange", True, "hallway", ["picture"], held)
+    answered.played("go to bedroom", True, "bedroom", ["orange box", "bed"], held)
+    assert answered.suggest(listed) == "move orange to orange box"
+    assert answered.why.step == "bring" and answered.why.target == "orange box"
+    unanswered = MapSuggester(world, task, "hallway", ["picture"], held, kind="find-non-living-thing")
+    unanswered.played("go to bedroom", True, "bedroom", ["orange box", "bed"], held)
+    assert unanswered.suggest(listed) is None  # nothing given as the answer, nothing gained
