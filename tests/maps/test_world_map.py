@@ -573,7 +573,8 @@ def test_only_a_kind_the_environment_names_and_a_confirmed_episode_teach_what_to
 
 
 NON_LIVING_TASK = (
-    "Your task is to find a(n) non-living thing. First, focus on the thing. Then, move it to the blue box in the kitchen."
+    "Your task is to find a(n) non-living thing. First, focus on the thing. "
+    "Then, move it to the blue box in the kitchen."
 )
 # An episode that answered with the orange it held from the start, then left it in the box.
 ORANGE_TO_BOX = Experience(
