@@ -20,6 +20,19 @@ def _step(place, action, arrived=None, in_view=(), carrying=(), accepted=True):
     )
 
 
+def _answer(place, action, answered, in_view, carrying):
+    """A step that gave the task's answer, on which the environment's score rose."""
+    return ExperienceStep(
+        place=place,
+        action=action,
+        arrived=place,
+        in_view=list(in_view),
+        carrying=list(carrying),
+        answered=answered,
+        score=50,
+    )
+
+
 # A hall with a closed door to a kitchen (a mug there); the kitchen opens onto a garden (a bird).
 TO_KITCHEN = Experience(
     world="house",
@@ -509,15 +522,7 @@ TURTLE_TO_BOX = Experience(
     steps=[
         _step("kitchen", "open door to outside", in_view=["table"], carrying=["orange"]),
         _step("kitchen", "go to outside", "outside", ["egg turtle", "fence"], ["orange"]),
-        ExperienceStep(
-            place="outside",
-            action="focus on egg turtle",
-            arrived="outside",
-            in_view=["egg turtle"],
-            carrying=["orange"],
-            answered="egg turtle",
-            score=50,
-        ),
+        _answer("outside", "focus on egg turtle", "egg turtle", ["egg turtle"], ["orange"]),
         _step("outside", "pick up egg turtle", in_view=["fence"], carrying=["orange", "turtle egg"]),
         _step("outside", "go to kitchen", "kitchen", ["table"], ["orange", "turtle egg"]),
         _step("kitchen", "open door to bathroom", in_view=["table"], carrying=["orange", "turtle egg"]),
@@ -585,15 +590,7 @@ ORANGE_TO_BOX = Experience(
     in_view=["picture"],
     carrying=["orange"],
     steps=[
-        ExperienceStep(
-            place="hallway",
-            action="focus on orange",
-            arrived="hallway",
-            in_view=["picture"],
-            carrying=["orange"],
-            answered="orange",
-            score=50,
-        ),
+        _answer("hallway", "focus on orange", "orange", ["picture"], ["orange"]),
         _step("hallway", "go to kitchen", "kitchen", ["blue box", "table"], ["orange"]),
         _step("kitchen", "move orange to blue box", in_view=["blue box", "table"]),
     ],
