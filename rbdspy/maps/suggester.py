@@ -236,9 +236,9 @@ class MapSuggester:
         past thing: what was done with something else says nothing of this one."""
         for handled in by_task.values():
             given = next((h for h in handled if h.answer), None)
-            if given is None or not given.action.lower().endswith(given.thing.lower()):
+            lead = _answer_lead(given) if given is not None else None
+            if lead is None:
                 continue
-            lead = given.action[: len(given.action) - len(given.thing)].lower()
             if not answer.lower().startswith(lead) or not answer[len(lead) :].strip():
                 continue
             mine, past = answer[len(lead) :].strip(), given.thing.lower()
@@ -293,11 +293,7 @@ class MapSuggester:
     def _answers_given(self) -> list[str]:
         """What this episode gave as the answer to its kind of task: the rest of an action it did
         that began as a past answer of the kind did ("focus on orange": the orange)."""
-        leads = {
-            h.action[: len(h.action) - len(h.thing)].lower()
-            for h in self.map.handled
-            if h.answer and h.kind == self.kind and h.thing and h.action.lower().endswith(h.thing.lower())
-        }
+        leads = {_answer_lead(h) for h in self.map.handled if h.answer and h.kind == self.kind and h.thing} - {None}
         return [
             done[len(lead) :].strip()
             for done in self.acted
@@ -347,3 +343,11 @@ def _without(action: str, thing: str) -> str:
     if at >= 0:
         return action[:at] + action[at + len(thing) :]
     return " ".join(w for w in action.split() if w.lower() not in words(thing))
+
+
+def _answer_lead(given: Handled) -> str | None:
+    """What an answer's action says before the thing it gave ("focus on " of "focus on orange"),
+    lower-cased; None where the action does not end with the thing."""
+    if not given.action.lower().endswith(given.thing.lower()):
+        return None
+    return given.action[: len(given.action) - len(given.thing)].lower()
