@@ -15,14 +15,16 @@ agent's aids' to say (`rbdspy.agent.agent_loop`).
 For a kind of thing ("find an animal"), in a place where such things were found, the step is what
 was done there with one that is in view now (its action, when the environment lists it: "focus on
 cup", then "pick up cup", then "move cup to blue box"), in the order it was done; once the episode
-gave an answer of its own ("focus on lamp"), what a past episode did after its answer, with this
-episode's thing ("move lamp to blue box"), for the agent to choose (a step no episode took). A
-target is done when the thing is in hand (one the map knows how to take), when an accepted action
-named it in one of its places (one nobody took: "put mug on stand"), when the agent reached it (a
-place), or, for a kind of thing, when the agent came to hold something where such things were found
-or did there all that was done with one. Once that is done, where the environment names the kind of
-task, a thing the task names in view and something held since the episode began make the step what
-a past task of the kind did with what it held there ("move butterfly to green box").
+gave an answer ("focus on lamp"), what a past episode (a won one first) did after its answer, with
+this episode's thing ("move lamp to blue box"): for an answer of its own, for the agent to choose (a
+step no episode took). A target is done when the thing is in hand (one the map knows how to take),
+when an accepted action named it in one of its places (one nobody took: "put mug on stand"), when
+the agent reached it (a place), or, for a kind of thing, when the agent came to hold something where
+such things were found (or holds what it gave as the answer), or did there all that a won episode
+did with one (any episode's, where none won: a lost one may have stopped at its answer). Once that
+is done, where the environment names the kind of task, a thing the task names in view and something
+held since the episode began make the step what a past task of the kind did with what it held there
+("move butterfly to green box").
 """
 
 from __future__ import annotations
@@ -194,31 +196,38 @@ class MapSuggester:
         return not target.thing or self._in_view(target.name)
 
     @staticmethod
-    def _own_answer(target: Target, acted: Sequence[str]) -> str | None:
-        """The first of `acted` that gave an answer of this episode's own: begun as the kind's past
-        answers were, and none of what was done with what satisfied the kind."""
+    def _answer(target: Target, acted: Sequence[str]) -> tuple[str | None, bool]:
+        """The first of `acted` that gave an answer: begun as the kind's past answers were; and
+        whether it is of this episode's own (none of what was done with what satisfied the kind)."""
         answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
         known = [h.action for h in target.handled]
         for done in acted:
-            own = done.split() and done.split()[0].lower() in answering
-            if own and not any(admissible_form(k, [done]) for k in known):
-                return done
-        return None
+            if done.split() and done.split()[0].lower() in answering:
+                return done, not any(admissible_form(k, [done]) for k in known)
+        return None, False
+
+    @classmethod
+    def _own_answer(cls, target: Target, acted: Sequence[str]) -> str | None:
+        """`_answer`'s, where it is of this episode's own."""
+        answer, own = cls._answer(target, acted)
+        return answer if own else None
 
     def _handling(self, target: Target, admissible: Sequence[str]) -> tuple[str | None, Handled | None, bool]:
         """What one past task's episodes did with what satisfied it, in order: once this episode
         has done one of those actions, the next of that task's only; before, the first action of
-        the first task the environment lists it for. Once this episode gave an answer of its own
-        (an action begun as those answers were), no second answer: what a past episode went on to
-        do after its answer, done with this episode's (`_after_own_answer`; the third value says
-        so). With the past handling the step repeats."""
+        the first task the environment lists it for. Tasks whose episodes won come first: a lost
+        episode's confirmed answer is not all there was to do. Once this episode gave an answer,
+        what a past episode went on to do after its answer, done with this episode's thing
+        (`_after_own_answer`); after an answer of its own, no second answer and nothing else (the
+        third value says the step is such a guess). With the past handling the step repeats."""
         by_task: dict[str, list[Handled]] = {}
-        for handled in target.handled:
+        for handled in sorted(target.handled, key=lambda h: not h.episode_won):
             by_task.setdefault(handled.task, []).append(handled)
-        answer = self._own_answer(target, self.acted)
+        answer, own = self._answer(target, self.acted)
         if answer is not None:
             step, handled = self._after_own_answer(answer, by_task, admissible)
-            return step, handled, step is not None
+            if own or step is not None:
+                return step, handled, own and step is not None
         for handled in by_task.values():
             left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
             if len(left) < len(handled):  # the task this episode follows
@@ -312,9 +321,11 @@ class MapSuggester:
         return handled.action if self._in_view(handled.thing) else None
 
     def _did_all_with_one(self, target: Target) -> bool:
-        """Whether this episode did everything one past task's episodes did with what satisfied it."""
-        for task in dict.fromkeys(h.task for h in target.handled):
-            actions = [h.action for h in target.handled if h.task == task]
+        """Whether this episode did everything one past task's episodes did with what satisfied it:
+        a task whose episode won, where there is one (a lost one did too little)."""
+        handled = [h for h in target.handled if h.episode_won] or target.handled
+        for task in dict.fromkeys(h.task for h in handled):
+            actions = [h.action for h in handled if h.task == task]
             if all(any(same_action(a, done) for done in self.acted) for a in actions):
                 return True
         return False
@@ -328,7 +339,8 @@ class MapSuggester:
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places
         if target.kind:  # what satisfied such tasks came to be carried there, or was done with
-            return here and (bool(gained(self.at_start, self.carrying)) or self._did_all_with_one(target))
+            held = bool(gained(self.at_start, self.carrying)) or any(self._holds(a) for a in self._answers_given())
+            return here and (held or self._did_all_with_one(target))
         if not target.thing:
             return here
         if target.carry:

@@ -48,7 +48,7 @@ class Handled:
     """A thing an episode came to carry or gave as the task's answer: in which task, where, by
     which action, and whether the environment confirmed it (`won`: the episode won, or, for an
     answer, the environment's score rose on it: a right answer in an episode lost later still
-    says what satisfies the task's kind)."""
+    says what satisfies the task's kind; `episode_won` says whether the episode itself won)."""
 
     task: str
     thing: str
@@ -57,6 +57,7 @@ class Handled:
     action: str = ""
     kind: str | None = None  # the episode's kind of task, where the environment names one
     answer: bool = False  # given as the task's answer (not carried)
+    episode_won: bool | None = None  # whether the episode won (`won` may be an answer's score)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,13 @@ class WorldMap:
                 if follow_up is not None and not new and not step.answered:
                     self.handled.append(
                         Handled(
-                            experience.task, follow_up.thing, step.place, experience.won, step.action, experience.kind
+                            experience.task,
+                            follow_up.thing,
+                            step.place,
+                            experience.won,
+                            step.action,
+                            experience.kind,
+                            episode_won=experience.won,
                         )
                     )
                 for thing in new:
@@ -169,7 +176,15 @@ class WorldMap:
                     self.taken_by.setdefault(thing, step.action)
                     self.taken_in.setdefault(thing, experience.task)
                     self.handled.append(
-                        Handled(experience.task, thing, step.place, experience.won, step.action, experience.kind)
+                        Handled(
+                            experience.task,
+                            thing,
+                            step.place,
+                            experience.won,
+                            step.action,
+                            experience.kind,
+                            episode_won=experience.won,
+                        )
                     )
                 self._note_brought(experience, step, carrying, step.score is not None and step.score > best)
                 if step.answered:
@@ -189,6 +204,7 @@ class WorldMap:
                             step.action,
                             experience.kind,
                             answer=True,
+                            episode_won=experience.won,
                         )
                     )
             if step.score is not None:

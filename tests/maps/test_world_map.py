@@ -614,3 +614,42 @@ def test_what_was_held_from_the_start_and_given_as_the_answer_is_brought():
     unanswered = MapSuggester(world, task, "hallway", ["picture"], held, kind="find-non-living-thing")
     unanswered.played("go to bedroom", True, "bedroom", ["orange box", "bed"], held)
     assert unanswered.suggest(listed) is None  # nothing given as the answer, nothing gained
+
+
+def _orange_answered_in_kitchen(task, steps_after, won):
+    """An episode that answered with the kitchen's orange (the score rose), then did `steps_after`."""
+    return Experience(
+        world="house",
+        task=task,
+        kind="find-non-living-thing",
+        start="kitchen",
+        in_view=["orange", "blue box"],
+        steps=[_answer("kitchen", "focus on orange", "orange", ["orange", "blue box"], []), *steps_after],
+        won=won,
+    )
+
+
+def test_after_the_answer_a_won_episode_is_followed_rather_than_a_lost_one_that_stopped_there():
+    """A lost episode's answer was confirmed but was all it did; a won one went on to pick the
+    thing up and bring it. Having given the same answer, the map offers what the won one did next,
+    and once the answer is in hand, brings it to the box this task names."""
+    lost = _orange_answered_in_kitchen(
+        NON_LIVING_TASK.replace("kitchen", "bathroom"), [_step("kitchen", "look around", in_view=["orange"])], False
+    )
+    won = _orange_answered_in_kitchen(
+        NON_LIVING_TASK,
+        [
+            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
+            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
+        ],
+        True,
+    )
+    task = NON_LIVING_TASK.replace("blue box in the kitchen", "green box in the bedroom")
+    suggester = MapSuggester(WorldMap([lost, won]), task, "kitchen", ["orange", "table"], [], kind=won.kind)
+    assert suggester.suggest(["focus on orange", "look around"]) == "focus on orange"
+    suggester.played("focus on orange", True, "kitchen", ["orange", "table"], [])
+    assert suggester.suggest(["pick up orange", "look around", "go to hallway"]) == "pick up orange"
+    suggester.played("pick up orange", True, "kitchen", ["table"], ["orange"])
+    suggester.played("go to bedroom", True, "bedroom", ["green box", "bed"], ["orange"])
+    assert suggester.suggest(["move orange to green box", "look around"]) == "move orange to green box"
+    assert suggester.why.step == "bring"
