@@ -7,6 +7,9 @@ task's own gold path it has not played that is admissible now. Every suggestion 
 counted, so a map that offered nothing would fail here: the gold path alone is never enough within
 the step budget of these tests."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from rbdspy.envs.base import TaskRef, kind_of, play, world_of
@@ -14,6 +17,7 @@ from rbdspy.maps.experience import experience_of
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.words import admissible_form, same_action
 from rbdspy.maps.world_map import WorldMap
+from rbdspy.types import Experience
 
 
 def _play_by_map(env, task, served, offers: list | None = None) -> tuple[bool, int]:
@@ -152,3 +156,51 @@ def test_scienceworld_brings_the_answer_it_held_from_the_start():
     assert [why.step for _, why in offers][0] == "handle" and offers[0][0] == "focus on orange"
     step, why = offers[-1]
     assert why.step == "bring" and step == "move orange in inventory to yellow box"
+
+
+# The first 12 episodes a ScienceWorld house stream stored (`rbdspy bench --env scienceworld
+# --task-set house`), six task types: one won, find-non-living-thing/dev/212, which answered with an
+# orange, picked it up in the kitchen and brought it to its box; the first, lost, gave the same
+# answer to a task of that type and went on to other things.
+SERVED_STREAM = Path(__file__).with_name("scienceworld_house_stream_served.json")
+# What an agent did in another variation before it answered: left the orange it started with in
+# the bathtub, went to the kitchen and focused on the kitchen's orange.
+LEFT_THE_ORANGE = ["pick up orange", "move orange to bathtub", "open door", "go to kitchen", "focus on orange"]
+
+
+def test_scienceworld_after_a_confirmed_answer_the_map_follows_the_episode_that_won():
+    """Served the stream's episodes, an agent that answered as both find-non-living-thing episodes
+    did, in the kitchen, holding nothing, is led by the map alone to pick that orange up (as the
+    won episode did; the lost one did nothing more with it) and bring it to the box its own task
+    names, in the bedroom."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    served = [Experience.model_validate(e) for e in json.loads(SERVED_STREAM.read_text())]
+    non_living = [e.won for e in served if e.kind == "find-non-living-thing"]
+    assert non_living == [False, True] and sum(bool(e.won) for e in served) == 1
+    task = TaskRef.parse("scienceworld/find-non-living-thing/dev/201")
+    with ScienceWorld() as env:
+        start = env.reset(task)
+        where = start.whereabouts
+        world = WorldMap(served, world=world_of(env, task))
+        suggester = MapSuggester(
+            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
+        )
+        for action in LEFT_THE_ORANGE:
+            result = env.step(action)
+            assert result.valid and not result.done, action
+            suggester.played_from(action, result.valid, result.whereabouts)
+        offered = []
+        for _ in range(12):
+            step = suggester.suggest(result.admissible)
+            if step is None:
+                break
+            offered.append(step)
+            result = env.step(step)
+            suggester.played_from(step, result.valid, result.whereabouts)
+            if result.done:
+                break
+        won = env.success
+    assert offered[0] == "pick up orange"
+    assert offered[-1] == "move orange to orange box"
+    assert won
