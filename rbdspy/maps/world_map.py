@@ -240,12 +240,18 @@ class WorldMap:
         return set(self.sightings) | set(self.taken_by)
 
     def where(self, thing: str) -> list[str]:
-        """The places `thing` was seen (a seen name and `thing` naming each other), the place more
-        episodes saw it in first."""
+        """The places `thing` was seen, the place more episodes saw it in first: under a name that
+        names it ("type 7 locker (open)"); only where it was never seen so, under a name it names
+        (a "butterfly" for a "butterfly egg"): a plain "locker" seen elsewhere is not the type 7
+        locker seen here."""
         counts: Counter[str] = Counter()
         for seen, places in self.sightings.items():
-            if names(seen, thing) or names(thing, seen):
+            if names(seen, thing):
                 counts.update(places)
+        if not counts:
+            for seen, places in self.sightings.items():
+                if names(thing, seen):
+                    counts.update(places)
         return [place for place, _ in counts.most_common()]
 
     def taking(self, thing: str) -> str | None:

@@ -278,6 +278,25 @@ def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
     assert suggester.suggest(["open door to kitchen"]) == "open door to kitchen"
 
 
+def test_a_thing_is_looked_for_where_it_was_seen_by_its_own_name_not_where_a_plainer_one_was():
+    """A plain "locker" in the hall is another thing than the "type 7 locker" seen in the kitchen:
+    the task that names the type 7 locker is led to the kitchen, even from the hall, where more
+    episodes saw their locker. Only a thing never seen by its own name is looked for under a name
+    it names (a "butterfly" seen, a "butterfly egg" asked for)."""
+    hall = Experience(world="house", start="hall", in_view=["locker", "table"], steps=[])
+    world = WorldMap([hall, hall, TO_KITCHEN.model_copy(update={"in_view": ["table", "locker"]}), _to_locker()])
+    assert world.where("type 7 locker") == ["kitchen"]
+    assert world.where("locker") == ["hall", "kitchen"]  # seen by that name in both
+    suggester = MapSuggester(world, "Open the type 7 locker.", "hall", ["locker", "table"])
+    assert suggester.suggest(["open locker", "open door to kitchen"]) == "open door to kitchen"
+    assert WorldMap([hall]).where("locker with a lid") == ["hall"]
+
+
+def _to_locker():
+    steps = [_step("hall", "open door to kitchen"), _step("hall", "go to kitchen", "kitchen", ["type 7 locker"])]
+    return Experience(world="house", task="Look around.", start="hall", steps=steps)
+
+
 def test_what_was_done_with_a_kind_of_thing_is_offered_again_where_one_is_in_view():
     focused = TO_GARDEN.model_copy(
         update={
