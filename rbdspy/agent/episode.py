@@ -189,10 +189,16 @@ class Episode:
         (the check is an aid, and a failing LM never turns into a decision). An answer the
         environment vouched for before (`MapSuggester.vouched`) is kept unasked: the world's score
         outranks a small LM's yes or no (the 1.5B model's P(yes) for the right animal of a
-        lifespan task was below that for an axe)."""
+        lifespan task was below that for an axe). One it refuted (`MapSuggester.refuted`: every
+        episode of the kind that gave it lost it) is declined unasked, for the same reason: the
+        1.5B model kept the orange as a living thing (P(yes) 0.38), and the task ended there."""
         if self.suggester is not None and self.suggester.vouched(action):
             self.checks.append({"action": action, "vouched": True, "kept": True})
             return True
+        if self.suggester is not None and self.suggester.refuted(action):
+            self.checks.append({"action": action, "refuted": True, "kept": False})
+            self.declined.add(action.lower())
+            return False
         try:
             if self.asked_for is None:
                 pred = yield Call(self.agent.asked_for, {"task": self.prompt_task})

@@ -265,10 +265,21 @@ class MapSuggester:
         episode of the kind gave the same answer and the score rose (or the episode won), and no
         episode of the kind gave it to no avail. Only where the environment names kinds of task: an
         answer to one kind says nothing about a task merely worded alike."""
-        if self.kind is None:
-            return False
-        given = [h for h in self.map.handled if h.answer and h.kind == self.kind and same_action(h.action, action)]
+        given = self._given(action)
         return bool(given) and all(h.won for h in given)
+
+    def refuted(self, action: str) -> bool:
+        """Whether the environment refuted `action` as the answer to this kind of task: episodes of
+        the kind gave the same answer, and in none of them did the score rise or the episode win
+        (ScienceWorld ends a task on a wrong focus). Only where the environment names kinds of task."""
+        given = self._given(action)
+        return bool(given) and all(h.won is False for h in given)
+
+    def _given(self, action: str) -> list[Handled]:
+        """The answers past episodes of this kind gave with `action` (none where no kind is named)."""
+        if self.kind is None:
+            return []
+        return [h for h in self.map.handled if h.answer and h.kind == self.kind and same_action(h.action, action)]
 
     def _bringing(self, admissible: Sequence[str]) -> str | None:
         """Where the environment names this kind of task: the listed action that leaves what this

@@ -450,8 +450,8 @@ def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, mo
 
 def test_an_answer_the_environment_vouched_for_is_played_without_asking_the_lm(house, monkeypatch):
     """Where the environment names kinds of task, memory's answer that a past episode of the kind
-    gave and won with is kept unasked (the LM would have said no here); in a past episode that
-    lost, the same answer is asked about and declined."""
+    gave and won with is kept unasked (the LM would have said no here); given in a past episode
+    that lost on it, the same answer is declined unasked (the LM would have been asked)."""
     import dspy
 
     from rbdspy.envs.base import play
@@ -468,8 +468,9 @@ def test_an_answer_the_environment_vouched_for_is_played_without_asking_the_lm(h
     monkeypatch.setattr(house, "kind_of", lambda ref: "fetch", raising=False)
     won = experience_of(play(house, task, way, places=True))
     assert won.kind == "fetch" and any(s.answered for s in won.steps)
-    for past in (won, won.model_copy(update={"won": False})):
-        reply = {"action": "look", "asked_for": "a thing", "answer": "no"}
+    lost = won.model_copy(update={"won": False, "steps": [s.model_copy(update={"score": None}) for s in won.steps]})
+    for past in (won, lost):
+        reply = {"action": "look", "asked_for": "a thing", "answer": "yes"}
         lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
             aids = OFFERED_AIDS.replace(follow=True, handle=True)
@@ -479,7 +480,7 @@ def test_an_answer_the_environment_vouched_for_is_played_without_asking_the_lm(h
         if past.won:
             assert checks == [{"action": taken, "vouched": True, "kept": True}] and taken in played
         else:
-            assert checks[0]["kept"] is False and taken not in played
+            assert checks == [{"action": taken, "refuted": True, "kept": False}] and taken not in played
 
 
 def test_an_action_outside_a_complete_list_is_asked_again_among_the_listed(house):

@@ -438,6 +438,22 @@ def test_an_answer_is_vouched_for_while_every_episode_of_the_kind_that_gave_it_w
     assert not vouched([won], kind=None)
 
 
+def test_an_answer_is_refuted_once_every_episode_of_the_kind_that_gave_it_lost_on_it():
+    """The environment's word against an answer, for this kind of task only: given, and never
+    confirmed; an answer confirmed once, or given in another kind of task, is not refuted."""
+    task = "Find the animal with the shortest life span."
+    won = _won_by_answer(task, "lifespan-shortest", "chameleon", place="outside")
+    lost = won.model_copy(update={"won": False, "steps": [s.model_copy(update={"score": None}) for s in won.steps]})
+
+    def refuted(experiences, kind="lifespan-shortest", action="focus on chameleon"):
+        return MapSuggester(WorldMap(experiences), task, "outside", ["chameleon"], kind=kind).refuted(action)
+
+    assert refuted([lost]) and refuted([lost, lost])
+    assert not refuted([won, lost]) and not refuted([won])  # confirmed once: not the world's no
+    assert not refuted([lost], kind="lifespan-longest") and not refuted([lost], kind=None)
+    assert not refuted([lost], action="focus on axe")
+
+
 # A non-living thing answered in the bathroom, then carried on with there.
 CUP_TASK = "Find a non-living thing. Then move it to the blue box."
 CUP_TO_BOX = Experience(
