@@ -53,6 +53,15 @@ def labelled_answers(env, task, per_task: int, rng: random.Random) -> list[tuple
     return labelled
 
 
+def p_yes(question: dspy.Predict, text: str) -> float | None:
+    """P(yes) the LM gives to `text`, asked as the agent asks; None where it cannot say (printed)."""
+    try:
+        return yes_probability(question(**with_logprobs(question, {"question": text})))
+    except Exception as exc:
+        print(f"  check failed: {type(exc).__name__}: {exc}"[:200])
+        return None
+
+
 def auc(right: list[float], wrong: list[float]) -> float:
     pairs = [(r > w) + 0.5 * (r == w) for r in right for w in wrong]
     return sum(pairs) / len(pairs) if pairs else float("nan")
@@ -87,12 +96,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 asked_for = asked_for_text(asked(task=env.describe(task)).asked_for)
                 for action, is_right in labelled_answers(env, task, args.answers_per_task, rng):
                     text = answer_question(env.answer_in(action), asked_for)
-                    try:
-                        p = yes_probability(question(**with_logprobs(question, {"question": text})))
-                    except Exception as exc:  # an unanswered check keeps the answer, as the agent does
-                        print(f"  check failed: {type(exc).__name__}: {exc}"[:200])
-                        p = None
-                    if p is None:
+                    p = p_yes(question, text)
+                    if p is None:  # an unanswered check keeps the answer, as the agent does
                         unanswered += 1
                         p = 1.0
                     (right if is_right else wrong).append(p)

@@ -20,8 +20,8 @@ import sys
 
 import dspy
 
-from rbdspy.agent.answer_check import answer_question, asked_for_text, yes_probability
-from rbdspy.core.logprobs import with_logprobs
+from benchmarks.answer_check import p_yes
+from rbdspy.agent.answer_check import answer_question, asked_for_text
 from rbdspy.envs import make_env
 from rbdspy.envs.base import interleave
 from rbdspy.envs.task_sets import SW_HOUSE_TYPES
@@ -81,11 +81,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 scored = []
                 for action, is_right in labelled:
                     text = answer_question(env.answer_in(action), asked_for)
-                    try:
-                        p = yes_probability(question(**with_logprobs(question, {"question": text})))
-                    except Exception as exc:
-                        print(f"  check failed: {type(exc).__name__}: {exc}"[:200])
-                        p = None
+                    p = p_yes(question, text)
                     scored.append((p if p is not None else 0.0, action, is_right))
                 p, pick, right = max(scored)
                 n_right = sum(r for _, _, r in scored)
