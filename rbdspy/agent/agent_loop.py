@@ -71,6 +71,16 @@ where any memory could matter. Each aid is an option of `EnvAgent` (`status_line
   answer ends the episode; on ScienceWorld's house the 1.5B agent committed within its first
   three steps to whatever was in view (the sink, a box, the orange it held) in most episodes. An
   LM that cannot answer the check leaves the action as chosen.
+- Scan for the answer (`scan`, with `confirm`): with memory of past episodes, for a kind of task
+  none of them gave a confirmed answer to, in each place until the episode has given an answer
+  and where the map plays no answer of its own, every answer the environment lists there but the
+  ones past episodes lost on (`MapSuggester.refuted`) is asked about as the check asks ("Is blue
+  jay a living thing?"), and the one with the highest P(yes) is played when it reaches
+  `SCAN_THRESHOLD` (rbdspy/agent/answer_check.py). Why: on ScienceWorld's house the 1.5B agent,
+  standing outside among animals, looked around and moved the orange it held; asked about each
+  thing in view, it put a right answer first in 11 of 18 train tasks' answer places. Not without
+  memory: nothing there refutes a wrong pick, and a threshold chosen on train tasks played the
+  kitchen's potato as "a plant" on dev ones (a wrong answer ends the task).
 """
 
 from __future__ import annotations
@@ -231,6 +241,7 @@ class Aids:
     explore: bool = False
     handle: bool = False
     listed_only: bool = False
+    scan: bool = False
 
     def replace(self, **changes: bool) -> Aids:
         """These aids with some set otherwise; an unknown aid is a ValueError naming the aids."""
@@ -248,7 +259,8 @@ NO_AIDS = Aids()
 # else, and the loop aids keep it out of the loops that kept it from the states memory could help in.
 # The map's part is played without asking (its ways, what a past task of the kind did with a thing
 # in view, answers only once checked): a 1.5B model offered a step chose it about as often as any
-# other, right or wrong; the LM decides the rest, among the actions the environment lists.
+# other, right or wrong; the LM decides the rest, among the actions the environment lists. For a
+# kind of task memory holds no confirmed answer to, the answer check scans what is in view.
 WORLD_AIDS = Aids(
     status_line=True,
     repeat_guard=True,
@@ -260,6 +272,7 @@ WORLD_AIDS = Aids(
     explore=True,
     handle=True,
     listed_only=True,
+    scan=True,
 )
 
 
@@ -293,7 +306,7 @@ def _checked(changes: dict[str, bool]) -> dict[str, bool]:
 
 
 # The world's aids with every step the map offers only offered: the LM chooses each action.
-OFFERED_AIDS = WORLD_AIDS.replace(follow=False, explore=False, handle=False, listed_only=False)
+OFFERED_AIDS = WORLD_AIDS.replace(follow=False, explore=False, handle=False, listed_only=False, scan=False)
 
 
 def aids_for(aids: Aids | AidsByWorld, persistent: bool) -> Aids:

@@ -18,6 +18,13 @@ from rbdspy.core.logprobs import label_probability
 from rbdspy.signatures.confirm import ANSWER_QUESTION
 
 ANSWER_THRESHOLD = 0.29
+# The `scan` aid plays the answer it likes best among those in view only from this P(yes) up: on
+# ScienceWorld train tasks (`python -m benchmarks.answer_scan --per-type 3`), midway between the
+# highest P(yes) of a wrong best answer (0.528: the orange as "a plant") and the right one just
+# above it (0.553), so no wrong pick there was played and 11 of the 15 right ones were.
+SCAN_THRESHOLD = 0.54
+# At most this many answers are asked about in one place (a room lists 2 to 16 in ScienceWorld).
+SCAN_MOST = 20
 LABELS = ("yes", "no")
 
 

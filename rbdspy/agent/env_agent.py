@@ -240,10 +240,16 @@ class EnvAgent(dspy.Module):
             episode.start((yield Blocking(self.env.reset, (ref,))))
             for index in range(self.max_steps):
                 pred, action = None, episode.way_step()
+                # A place the map only passes through is scanned too; an answer of the map's own
+                # is the map's to give.
+                if action is None or not episode.answer_in(action):
+                    action = (yield from episode.scan_step()) or action
                 if action is None:
                     action = yield from episode.explore_step()
                 try:
-                    checked = action is not None and episode.aids.confirm and episode.answer_in(action)
+                    # The scan's pick was asked about already, and liked best of all in view.
+                    checked = not episode.scan_pick and action is not None and episode.aids.confirm
+                    checked = checked and episode.answer_in(action)
                     if checked and not (yield from episode.confirmed(action)):
                         action, episode.followed = None, False  # memory's answer declined: the LM chooses
                     if action is None:

@@ -23,7 +23,14 @@ from rbdspy.agent.agent_loop import (
     status_of,
     task_action,
 )
-from rbdspy.agent.answer_check import ANSWER_THRESHOLD, answer_question, asked_for_text, yes_probability
+from rbdspy.agent.answer_check import (
+    ANSWER_THRESHOLD,
+    SCAN_MOST,
+    SCAN_THRESHOLD,
+    answer_question,
+    asked_for_text,
+    yes_probability,
+)
 from rbdspy.core.lm_errors import raise_if_setup_error
 from rbdspy.core.logprobs import with_logprobs
 from rbdspy.core.plan import Blocking, Call, Plan
@@ -126,6 +133,9 @@ class Episode:
         self.declined: set[str] = set()  # answers the agent's check said do not fit (lower case)
         self.asked_for: str | None = None  # what the task asks for, as the LM said (answer check)
         self.checks: list[dict[str, Any]] = []  # each answer check: the action, P(yes), kept
+        self.scanned: set[str] = set()  # places whose listed answers the `scan` aid asked about
+        self.answered = False  # whether an action that gives the task's answer was played
+        self.scan_pick = False  # whether the last action was the scan's pick, taken without the LM
 
     def start(self, first) -> None:
         # The environment's own description is what the agent must do; the caller's `task`
@@ -199,23 +209,71 @@ class Episode:
             self.checks.append({"action": action, "refuted": True, "kept": False})
             self.declined.add(action.lower())
             return False
-        try:
-            if self.asked_for is None:
-                pred = yield Call(self.agent.asked_for, {"task": self.prompt_task})
-                self.asked_for = asked_for_text(getattr(pred, "asked_for", ""))
-            if not self.asked_for:
-                return True
-            question = answer_question(self.answer_in(action) or action, self.asked_for)
-            pred = yield Call(self.agent.confirm, with_logprobs(self.agent.confirm, {"question": question}))
-        except Exception as exc:
-            raise_if_setup_error(exc)
+        asked = yield from self.yes_to(action)
+        if asked is None:
             return True
-        p = yes_probability(pred)
+        question, p = asked
         kept = p is None or p >= ANSWER_THRESHOLD
         self.checks.append({"action": action, "question": question, "p_yes": p, "kept": kept})
         if not kept:
             self.declined.add(action.lower())
         return kept
+
+    def yes_to(self, action: str) -> Plan:
+        """(question, P(yes)) for the answer `action` gives, asked as the check asks (P(yes) None
+        where the LM wrote neither yes nor no); None where the LM failed or says the task asks
+        for nothing."""
+        try:
+            if self.asked_for is None:
+                pred = yield Call(self.agent.asked_for, {"task": self.prompt_task})
+                self.asked_for = asked_for_text(getattr(pred, "asked_for", ""))
+            if not self.asked_for:
+                return None
+            question = answer_question(self.answer_in(action) or action, self.asked_for)
+            pred = yield Call(self.agent.confirm, with_logprobs(self.agent.confirm, {"question": question}))
+        except Exception as exc:
+            raise_if_setup_error(exc)
+            return None
+        return question, yes_probability(pred)
+
+    def scan_step(self) -> Plan:
+        """The `scan` aid's pick: in a place not scanned yet, before the episode has given an answer,
+        the listed answer with the highest P(yes), where that reaches `SCAN_THRESHOLD`; else None
+        (the map's step or the LM's choice stands). Each answer asked about is in the record's
+        answer checks."""
+        place = self.place
+        if not (self.aids.scan and self.aids.confirm) or self.answered or place is None or place in self.scanned:
+            return None
+        # Only with memory, and only for a kind of task it holds no confirmed answer to: where no
+        # past episode is there to refute a wrong pick, the 1.5B model's best guess ended dev tasks
+        # (the kitchen's potato as "a plant", P(yes) 0.705); where one confirmed an answer, the map
+        # leads to it.
+        if self.suggester is None or not self.suggester.map.episodes or self.suggester.knows_answer():
+            return None
+        self.scanned.add(place)
+        listed = self.admissible[: self.agent.max_admissible]
+        answers = [
+            a
+            for a in listed
+            if self.answer_in(a)
+            and not is_template(a)
+            and a.lower() not in self.declined
+            and not self.repeats(a)
+            and not (self.suggester is not None and self.suggester.refuted(a))
+        ]
+        best: tuple[float, str] | None = None
+        for action in answers[:SCAN_MOST]:
+            asked = yield from self.yes_to(action)
+            if asked is None:
+                return None  # an LM that cannot say picks nothing
+            question, p = asked
+            self.checks.append({"action": action, "question": question, "p_yes": p, "scan": True})
+            if p is not None and (best is None or p > best[0]):
+                best = (p, action)
+        if best is None or best[0] < SCAN_THRESHOLD:
+            return None
+        self.suggested, self.suggested_why, self.scan_pick, self.followed = None, None, True, False
+        return best[1]
 
     def insisted(self, action: str) -> str:
         """The action the repeat guard plays after its second ask: the agent's, unless it repeats
@@ -352,10 +410,14 @@ class Episode:
         explored, self.explored = self.explored, False
         if explored:  # the environment's way out, taken without an LM call
             meta["explored"] = True
+        if self.scan_pick:  # the answer the check liked best here, taken without an LM call
+            meta["scanned"] = True
+            self.scan_pick = False
+        self.answered = self.answered or self.answer_in(action) is not None
         if self.aids.repeat_guard:
             self.tried.add((self.state(), action.lower()))
         if self.suggester is not None:
-            self.suggester.played_from(action, result.valid, result.whereabouts)
+            self.suggester.played_from(action, result.valid, result.whereabouts, result.score)
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=meta))
         note = observation_note(self.agent.env, action, result, self.place)
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))

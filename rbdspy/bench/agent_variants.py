@@ -27,8 +27,10 @@ AGENT_VARIANTS: dict[str, Aids | AidsByWorld] = {
     # ...and, after actions that led nowhere new, the environment's way out to a place not visited.
     "routes-explore": OFFERED_AIDS.replace(follow=True, explore=True),
     # ...and what a past task of this kind did with a thing in view, taken too (answers checked), and
-    # an action written outside a list of all the environment understands asked again among it: what
-    # EnvAgent plays with in a world that persists.
+    # an action written outside a list of all the environment understands asked again among it, and,
+    # with memory, where the environment names answers, the answer the check likes best among those
+    # in view (none the agent's past episodes lost on) played once it is sure enough: what EnvAgent
+    # plays with in a world that persists.
     "routes-handle": WORLD_AIDS,
 }
 

@@ -67,6 +67,11 @@ class MapSuggester:
         self.acted: list[str] = []  # accepted actions that moved nowhere, in order
         self.arrived = 0  # how many of `acted` came before arriving where the agent is now
         self.why: Why | None = None  # why the last step offered was offered (None: none offered)
+        self.best = 0.0  # the episode's highest score so far, where the environment says (from 0)
+        self.rose: list[str] = []  # accepted actions the score rose on, in order
+        # A confirmed answer, and what an action naming it put in hand: an environment may name
+        # the thing in hand otherwise ("pick up common toad": a frog egg in the inventory).
+        self.took_answer: dict[str, list[str]] = {}
         self._advance(None)
 
     @property
@@ -89,6 +94,9 @@ class MapSuggester:
             return None, False, False
         if target is None or not target.kind:  # what satisfies the kind is found: bring it
             step = self._bringing(admissible)
+            if step is not None:
+                return step, False, True
+            step = self._after_confirmed(admissible)
             if step is not None:
                 return step, False, True
         if target is None:
@@ -117,17 +125,18 @@ class MapSuggester:
             first = target.thing and not target.kind and self.done == 0
             step = self.map.taking_like(target.name, admissible) if first else None
             return self._offer(step, target, toward, "take-like", None), False, False
-        edge = way[0]
         # A way listed but not open (a closed door some games list the move through) led nowhere
-        # when tried: what was done first where the way was learned comes first then.
-        first = edge.before if self.stayed and same_action(self.stayed, edge.action) else (edge.action, *edge.before)
-        for step in first:
-            form = admissible_form(step, admissible)
-            # What was done first here already and left the way shut was not what opens it.
-            tried = step != edge.action and any(same_action(step, done) for done in self.acted[self.arrived :])
-            if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
-                kind = "way" if step == edge.action else "first"
-                return self._offer(form, target, toward, kind, edge.task), True, True
+        # when tried: what was done first where the way was learned comes first then; where that
+        # is spent, what another episode did first on the same way.
+        for edge in self.map.ways_between(way[0]):
+            tried_move = self.stayed and same_action(self.stayed, edge.action)
+            for step in edge.before if tried_move else (edge.action, *edge.before):
+                form = admissible_form(step, admissible)
+                # What was done first here already and left the way shut was not what opens it.
+                tried = step != edge.action and any(same_action(step, done) for done in self.acted[self.arrived :])
+                if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
+                    kind = "way" if step == edge.action else "first"
+                    return self._offer(form, target, toward, kind, edge.task), True, True
         return None, False, False
 
     def _offer(self, step: str | None, target: Target, toward: str, kind: str, learned_in: str | None) -> str | None:
@@ -146,9 +155,24 @@ class MapSuggester:
         return tuple(dict.fromkeys(tasks))[:MAX_KNOWN_FROM]
 
     def played(
-        self, action: str, accepted: bool, place: str | None, in_view: Sequence[str] = (), carrying: Sequence[str] = ()
+        self,
+        action: str,
+        accepted: bool,
+        place: str | None,
+        in_view: Sequence[str] = (),
+        carrying: Sequence[str] = (),
+        score: float | None = None,
     ) -> None:
-        """What the agent did, and where it is now, what is in view there and what it carries."""
+        """What the agent did, and where it is now, what is in view there and what it carries (and
+        the episode's score after it, where the environment keeps one)."""
+        if accepted and score is not None and score > self.best:
+            self.rose.append(action)
+        if score is not None:
+            self.best = max(self.best, score)
+        new = gained(self.carrying, carrying) if accepted else []
+        for answer in self._confirmed_answers() if new else ():
+            if names(action, answer):
+                self.took_answer[answer] = new
         moved = bool(place) and place != self.place
         self.stayed = None if moved else action
         if moved:
@@ -159,7 +183,7 @@ class MapSuggester:
         self.in_view, self.carrying = list(in_view), list(carrying)
         self._advance(action if accepted and not moved else None)
 
-    def played_from(self, action: str, accepted: bool, whereabouts: object | None) -> None:
+    def played_from(self, action: str, accepted: bool, whereabouts: object | None, score: float | None = None) -> None:
         """`played`, with where the agent is now as an environment's `Whereabouts` (None where
         it names no place)."""
         self.played(
@@ -168,6 +192,7 @@ class MapSuggester:
             getattr(whereabouts, "place", None),
             getattr(whereabouts, "in_view", ()),
             getattr(whereabouts, "carrying", ()),
+            score,
         )
 
     def _advance(self, action: str | None) -> None:
@@ -290,25 +315,75 @@ class MapSuggester:
         do: "butterfly egg" in hand, "move butterfly to green box"; a description in parentheses is
         not part of a name). A thing in view is a place to bring to unless it is what is held (an
         orange box, with an orange in hand)."""
-        answers = [a for a in self._answers_given() if self._holds(a)]
-        brought = [*gained(self.at_start, self.carrying), *answers]
+        # Brought as a confirmed past episode of this kind did; where none of this kind brought
+        # anything, as one of another kind did, and only an answer the score rose on in this
+        # episode (a thing the world confirmed, nothing else picked up on the way).
+        own_kind = any(past.kind == self.kind and past.won for past in self.map.brought)
+        if own_kind:
+            answers = [a for a in self._answers_given() if self._holds(a)]
+            brought = [*gained(self.at_start, self.carrying), *answers]
+        else:
+            answers = brought = [a for a in self._confirmed_answers() if self._holds_answer(a)]
         held = set().union(*(words(short_name(c)) for c in brought))
         kept = [s for s in self.at_start if not any(names(s, a) or names(a, s) for a in answers)]
         named = [t for t in self.in_view if task_names(self.task, t) and not any(names(c, t) for c in self.carrying)]
         if self.kind is None or not held or not named:
             return None
         for past in self.map.brought:
-            if past.kind != self.kind or not past.won:
+            if not past.won or (own_kind and past.kind != self.kind):
                 continue
             verb = past.action.split()[0].lower()
             for action in admissible:
-                if action.lower().split()[:1] != [verb] or any(names(action, short_name(s)) for s in kept):
-                    continue
                 target = next((t for t in named if names(action, t)), None)
-                if target is not None and (words(_without(action, target)) - {verb}) & held:
+                if action.lower().split()[:1] != [verb] or target is None:
+                    continue
+                # What it brings is the action less the thing it brings to (an orange box, with an
+                # orange held from the start, is not the orange).
+                rest = _without(action, target)
+                if not any(names(rest, short_name(s)) for s in kept) and (words(rest) - {verb}) & held:
                     self.why = Why(target, False, self.place, "bring", past.task or None)
                     return action
         return None
+
+    def _after_confirmed(self, admissible: Sequence[str]) -> str | None:
+        """Where no past episode of this kind of task gave an answer the environment confirmed:
+        once it confirmed this episode's own (the score rose on "focus on blue jay"), what a won
+        episode of another kind did after its confirmed answer, with this episode's thing ("pick up
+        blue jay", where one focused on its orange and then picked it up), where listed and not
+        done yet. What a past episode brought to a thing its task named is `_bringing`'s, not this:
+        this episode's task names its own. `why` names the episode it came from."""
+        if self.kind is None or self.knows_answer() or not self.rose:
+            return None
+        brought = {(b.task, b.action) for b in self.map.brought}
+        by_task: dict[str, list[Handled]] = {}
+        for handled in self.map.handled:
+            if handled.episode_won and handled.kind != self.kind and (handled.task, handled.action) not in brought:
+                by_task.setdefault(handled.task, []).append(handled)
+        by_task = {task: done for task, done in by_task.items() if any(h.answer and h.won for h in done)}
+        for answer in self.rose:
+            step, handled = self._after_own_answer(answer, by_task, admissible)
+            if step is not None and handled is not None:
+                self.why = Why(handled.thing, False, self.place or "", "after-answer", handled.task or None)
+                return step
+        return None
+
+    def knows_answer(self) -> bool:
+        """Whether the map leads to an answer: a past episode of this kind of task gave one the
+        environment confirmed (where it names no kinds: whether the task has a kind target)."""
+        if self.kind is None:
+            return any(t.kind for t in self.targets)
+        return any(h.answer and h.won and h.kind == self.kind for h in self.map.handled)
+
+    def _confirmed_answers(self) -> list[str]:
+        """What this episode gave as answers the environment confirmed: the rest of an action the
+        score rose on, begun as a confirmed past answer of any kind was ("focus on blue jay")."""
+        leads = {_answer_lead(h) for h in self.map.handled if h.answer and h.won and h.thing} - {None}
+        return [
+            done[len(lead) :].strip()
+            for done in self.rose
+            for lead in leads
+            if done.lower().startswith(lead) and done[len(lead) :].strip()
+        ]
 
     def _answers_given(self) -> list[str]:
         """What this episode gave as the answer to its kind of task: the rest of an action it did
@@ -346,6 +421,11 @@ class MapSuggester:
 
     def _holds(self, name: str) -> bool:
         return any(names(c, name) or names(name, c) for c in self.carrying)
+
+    def _holds_answer(self, answer: str) -> bool:
+        """Whether this episode holds `answer`: by its name, or what taking it put in hand."""
+        took = self.took_answer.get(answer)
+        return self._holds(answer) or bool(took) and all(t in self.carrying for t in took)
 
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places

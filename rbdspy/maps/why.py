@@ -19,9 +19,11 @@ class Why:
     way was learned: a door opened), "take" (the action that once put the thing in hand),
     "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
     task of this kind did with what satisfied it), "handle-like" (what a past task of this kind
-    did after its answer, done with this episode's own answer), "bring" (what a past task of this
-    kind did, with the thing its task named, with what it held: done here with what this episode
-    holds)."""
+    did after its answer, done with this episode's own answer), "after-answer" (for a kind of task
+    no past episode answered right: what a won task of another kind did after its confirmed answer,
+    done with this episode's answer once the environment confirmed it), "bring" (what a past task
+    of this kind, or where none of this kind brought anything, of another, did with what it held at
+    the thing its task named: done here with what this episode holds)."""
 
     target: str
     kind: bool
@@ -47,6 +49,8 @@ class Why:
             return f"taken as this world takes things; the task names the {self.target}"
         if self.step == "handle-like":
             return "what a past task like this did after its answer, with this answer"
+        if self.step == "after-answer":
+            return "what a past task of another kind did after its confirmed answer, with this answer"
         if self.step == "bring":
             return f"what a past task like this did at the {self.target} with what it held"
         return f"what a past task like this did with the {self.target}"

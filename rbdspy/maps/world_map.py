@@ -115,6 +115,9 @@ class WorldMap:
     def __init__(self, experiences: Iterable[Experience] = (), world: str | None = None):
         self.world = world
         self.edges: dict[str, dict[str, Edge]] = {}
+        # Ways taken between the same two places after what else was done first (a door that an
+        # earlier episode found open, a later one opened): tried when the first one's are spent.
+        self.other_ways: dict[tuple[str, str], list[Edge]] = {}
         self.sightings: dict[str, Counter[str]] = {}
         self.taken_by: dict[str, str] = {}
         self.taken_in: dict[str, str] = {}  # thing -> the task whose episode first took it
@@ -229,10 +232,19 @@ class WorldMap:
             self.brought.append(Brought(experience.task, experience.kind, target, step.place, step.action, won))
 
     def _learn(self, edge: Edge) -> None:
-        """Keeps the first way learned between two places; one taken replaces one only assumed."""
+        """Keeps the first way learned between two places; one taken replaces one only assumed. A
+        later episode's way between the same places after something else done first is kept too."""
         known = self.edges.setdefault(edge.source, {}).get(edge.target)
         if known is None or (known.assumed and not edge.assumed):
             self.edges[edge.source][edge.target] = edge
+        elif not edge.assumed and edge.before:
+            others = self.other_ways.setdefault((edge.source, edge.target), [])
+            if all(set(edge.before) - set(way.before) for way in (known, *others)):
+                others.append(edge)
+
+    def ways_between(self, edge: Edge) -> list[Edge]:
+        """`edge` and the other ways learned between its two places, first learned first."""
+        return [edge, *self.other_ways.get((edge.source, edge.target), [])]
 
     @property
     def things(self) -> set[str]:

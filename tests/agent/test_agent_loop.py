@@ -501,3 +501,115 @@ def test_an_action_outside_a_complete_list_is_asked_again_among_the_listed(house
             assert first in choices and "dance wildly" not in choices
         else:
             assert played == ["dance wildly"] and pred.trajectory.metadata["invalid_actions"] == 1
+
+
+def _scan(house, monkeypatch, p_yes, *actions: str, steps: int, memory: bool = True):
+    """Plays `actions` (the LM's) in world 3's quest with `examine X` counted as giving the answer X,
+    and the check's P(yes) for each answer given by `p_yes(action)`; returns the trajectory and the
+    answers asked about, in order. With `memory`, the agent is served one past episode of the
+    world that did nothing (the map knows the start room, and no answer)."""
+    import dspy
+
+    from rbdspy.agent.episode import Episode
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    past = [experience_of(play(house, "textworld/3/dev/1", [], places=True))] if memory else []
+
+    asked: list[str] = []
+
+    def yes_to(self, action):
+        asked.append(action)
+        return f"Is {action[8:]} it?", p_yes(action)
+        yield  # a plan that makes no LM call
+
+    monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
+    monkeypatch.setattr(Episode, "yes_to", yes_to)
+    lm = _lm(*actions, json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        agent = EnvAgent(house, max_steps=steps, aids=WORLD_AIDS)
+        pred = agent(task="t", task_id="textworld/3/dev/1", experience=past)
+    return pred, asked, lm
+
+
+def test_the_scan_plays_the_answer_the_check_likes_best_in_view_without_an_lm_call(house, monkeypatch):
+    """With `scan`, every answer listed where the agent stands is asked about; the best one, sure
+    enough, is played with no call for an action and noted as scanned. After an answer, a new place
+    is not scanned: the episode has given its answer."""
+    start = house.reset("textworld/3/dev/1").admissible
+    answers = [a for a in start if a.startswith("examine ")]
+    move = next(a for a in start if a.startswith("go "))
+    best = answers[-1]
+    pred, asked, lm = _scan(house, monkeypatch, lambda a: 0.9 if a == best else 0.3, move, "look", steps=3)
+    played = [s for s in pred.trajectory.steps if s.role == "agent"]
+    assert [s.content for s in played] == [best, move, "look"]
+    assert played[0].metadata.get("scanned") is True and not played[1].metadata.get("scanned")
+    assert asked == answers and len(lm.history) == 2  # only the two actions after it were the LM's
+    checks = pred.trajectory.metadata["answer_checks"]
+    assert [c["action"] for c in checks] == answers and all(c["scan"] for c in checks)
+
+
+def test_the_scan_plays_nothing_below_its_threshold_and_asks_once_per_place(house, monkeypatch):
+    from rbdspy.agent.answer_check import SCAN_THRESHOLD
+
+    start = house.reset("textworld/3/dev/1").admissible
+    answers = [a for a in start if a.startswith("examine ")]
+    assert {"look", "inventory"} <= set(start)
+    pred, asked, lm = _scan(house, monkeypatch, lambda a: SCAN_THRESHOLD - 0.01, "look", "inventory", steps=2)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == ["look", "inventory"]
+    assert asked == answers  # the same place, not asked about again
+    assert len(lm.history) == 2
+
+
+def test_with_no_memory_the_scan_asks_about_nothing(house, monkeypatch):
+    """Nothing stored refutes a wrong pick: the agent with no past episode chooses as without it."""
+    pred, asked, lm = _scan(house, monkeypatch, lambda a: 0.9, "look", steps=1, memory=False)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == ["look"]
+    assert asked == [] and len(lm.history) == 1
+
+
+def test_without_the_scan_no_answer_is_asked_about_before_the_lm_chooses_one(house, monkeypatch):
+    import dspy
+
+    from rbdspy.agent.episode import Episode
+
+    monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
+    monkeypatch.setattr(Episode, "yes_to", lambda self, action: pytest.fail(f"asked about {action}"))
+    lm = _lm("look", json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        agent = EnvAgent(house, max_steps=1, aids=WORLD_AIDS.replace(scan=False))
+        pred = agent(task="t", task_id="textworld/3/dev/1")
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == ["look"]
+
+
+def test_a_place_the_map_passes_through_is_scanned_and_its_way_kept_when_nothing_is_sure(house, monkeypatch):
+    """Served the quest's own walkthrough, the map walks on through each place; the scan asks about
+    the answers listed in each place first, and where none is sure enough the map's step stands."""
+    from rbdspy.envs.base import play
+    from rbdspy.maps.experience import experience_of
+
+    task = "textworld/3/dev/1"
+    way = house.quest(task).walkthrough
+    past = experience_of(play(house, task, way, places=True))
+    import dspy
+
+    from rbdspy.agent.episode import Episode
+
+    asked: list[str] = []
+
+    def yes_to(self, action):
+        asked.append((self.place, action))
+        return f"Is {action[8:]} it?", 0.1
+        yield  # a plan that makes no LM call
+
+    monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
+    monkeypatch.setattr(Episode, "yes_to", yes_to)
+    lm = _lm(*way, json=True)
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        agent = EnvAgent(house, max_steps=len(way), aids=WORLD_AIDS)
+        pred = agent(task="t", task_id=task, experience=[past])
+    played = [s for s in pred.trajectory.steps if s.role == "agent"]
+    followed = [s.content for s in played if s.metadata.get("followed")]
+    assert followed and not any(s.metadata.get("scanned") for s in played)
+    places = {p for p, _ in asked}
+    assert len(places) >= 2  # the start and at least one place the map led through

@@ -15,6 +15,6 @@ def test_variants_name_the_aids_they_turn_on():
     assert agent_options("routes-handle") == {"aids": WORLD_AIDS} and DEFAULT_AIDS.persistent == WORLD_AIDS
     assert agent_options("routes") == {"aids": OFFERED_AIDS}
     assert agent_options("routes-explore") == {"aids": OFFERED_AIDS.replace(follow=True, explore=True)}
-    assert OFFERED_AIDS.replace(follow=True, explore=True, handle=True, listed_only=True) == WORLD_AIDS
+    assert OFFERED_AIDS.replace(follow=True, explore=True, handle=True, listed_only=True, scan=True) == WORLD_AIDS
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")

@@ -204,3 +204,44 @@ def test_scienceworld_after_a_confirmed_answer_the_map_follows_the_episode_that_
     assert offered[0] == "pick up orange"
     assert offered[-1] == "move orange to orange box"
     assert won
+
+
+@pytest.mark.parametrize("scored", [True, False])
+def test_scienceworld_a_confirmed_answer_to_a_new_kind_is_carried_on_as_another_kind_won(scored):
+    """Served the stream's episodes (none of find-animal answered right; one find-non-living-thing
+    won by picking its orange up and bringing it), an agent that starts outside and answers with the
+    butterfly there is led by the map alone to pick it up, through the kitchen door, and to the
+    orange box this task names (its own orange, held from the start, stays in hand). Where the
+    score is not passed on, the map does not know the answer was right, and offers nothing of it."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    served = [Experience.model_validate(e) for e in json.loads(SERVED_STREAM.read_text())]
+    assert not any(e.kind == "find-animal" and e.won for e in served)
+    task = TaskRef.parse("scienceworld/find-animal/train/3")
+    with ScienceWorld() as env:
+        start = env.reset(task)
+        where = start.whereabouts
+        assert where.place == "outside" and "focus on butterfly" in start.admissible
+        world = WorldMap(served, world=world_of(env, task))
+        suggester = MapSuggester(
+            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
+        )
+        result = env.step("focus on butterfly")
+        suggester.played_from("focus on butterfly", result.valid, result.whereabouts, result.score if scored else None)
+        offered = []
+        for _ in range(10):
+            step = suggester.suggest(result.admissible)
+            if step is None:
+                break
+            offered.append((step, suggester.why.step))
+            result = env.step(step)
+            suggester.played_from(step, result.valid, result.whereabouts, result.score if scored else None)
+            if result.done:
+                break
+        won = env.success
+    if not scored:
+        assert not any(why in ("after-answer", "bring") for _, why in offered) and not won
+        return
+    assert offered[0] == ("pick up butterfly", "after-answer")
+    assert offered[-1] == ("move butterfly to orange box", "bring")
+    assert won

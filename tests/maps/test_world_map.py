@@ -270,6 +270,41 @@ def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
     assert suggester.suggest(["look around", "go to hall"]) == "go to hall"
 
 
+def test_what_another_episode_did_first_on_the_same_way_is_offered_once_the_first_is_spent():
+    """The way to the hall was first learned after a "look around" (the door stood open then); a
+    later episode opened the door first. Once the look around left the way shut, the door is
+    offered, and the record names the episode that opened it."""
+    looked = Experience(
+        world="house",
+        task="Go to the hall.",
+        start="kitchen",
+        steps=[_step("kitchen", "look around", in_view=["mug"]), _step("kitchen", "go to hall", "hall", ["table"])],
+        won=False,
+    )
+    opened = looked.model_copy(
+        update={
+            "task": "Find the table.",
+            "steps": [
+                _step("kitchen", "open door to hall", in_view=["mug"]),
+                _step("kitchen", "go to hall", "hall", ["table"]),
+            ],
+        }
+    )
+    world = WorldMap([looked, opened, looked])
+    assert [e.before for e in world.ways_between(world.edges["kitchen"]["hall"])] == [
+        ("look around",),
+        ("open door to hall",),
+    ]
+    suggester = MapSuggester(world, "Look at the table.", "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "open door to hall"]) == "look around"
+    suggester.played("look around", True, "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "open door to hall"]) == "open door to hall"
+    assert (suggester.why.step, suggester.why.learned_in) == ("first", "Find the table.")
+    suggester.played("open door to hall", True, "kitchen", ["mug"])
+    assert suggester.suggest(["look around", "go to hall"]) == "go to hall"
+    assert WorldMap([looked]).ways_between(WorldMap([looked]).edges["kitchen"]["hall"])[1:] == []
+
+
 def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
     attic = Experience(world="house", start="attic", in_view=["mug"], steps=[])  # no way to the attic
     world = WorldMap([attic, attic, TO_KITCHEN])  # the mug: seen twice in the attic, once in the kitchen
@@ -688,3 +723,44 @@ def test_after_the_answer_a_won_episode_is_followed_rather_than_a_lost_one_that_
     suggester.played("go to bedroom", True, "bedroom", ["green box", "bed"], ["orange"])
     assert suggester.suggest(["move orange to green box", "look around"]) == "move orange to green box"
     assert suggester.why.step == "bring"
+
+
+def test_a_kind_no_episode_answered_right_is_carried_on_as_a_won_task_of_another_kind_was():
+    """No find-animal episode gave a confirmed answer; a won find-non-living-thing one picked up its
+    orange after focusing on it and brought it to the box its task named. Once the environment
+    confirms this episode's answer (the score rose on "focus on blue jay"), the blue jay is picked
+    up and brought to the box this task names; an answer the score did not rise on is not."""
+    won = _orange_answered_in_kitchen(
+        NON_LIVING_TASK,
+        [
+            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
+            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
+        ],
+        True,
+    )
+    world = WorldMap([won])
+    task = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the blue box."
+    here = ["pick up blue jay", "look around", "go to kitchen"]
+
+    def answered(score):
+        suggester = MapSuggester(world, task, "outside", ["blue jay", "fence"], ["key"], kind="find-animal")
+        assert not suggester.knows_answer()
+        suggester.played("focus on blue jay", True, "outside", ["blue jay", "fence"], ["key"], score=score)
+        return suggester
+
+    assert answered(None).suggest(here) is None and answered(0).suggest(here) is None
+    suggester = answered(50)
+    assert suggester.next_step(here) == ("pick up blue jay", False, True)
+    assert (suggester.why.step, suggester.why.learned_in) == ("after-answer", NON_LIVING_TASK)
+    suggester.played("pick up blue jay", True, "outside", ["fence"], ["key", "blue jay"], score=50)
+    suggester.played("go to kitchen", True, "kitchen", ["blue box", "table"], ["key", "blue jay"], score=50)
+    listed = ["move key to blue box", "move blue jay to blue box", "look around"]
+    assert suggester.suggest(listed) == "move blue jay to blue box"  # not the key held from the start
+    assert suggester.why.step == "bring" and suggester.why.learned_in == NON_LIVING_TASK
+    # A kind with a confirmed answer of its own follows its own episodes, not another kind's.
+    same_kind = _orange_answered_in_kitchen(task, [], False).model_copy(update={"kind": "find-animal"})
+    own = MapSuggester(WorldMap([won, same_kind]), task, "outside", ["blue jay"], [], kind="find-animal")
+    assert own.knows_answer()
+    own.played("focus on blue jay", True, "outside", ["blue jay"], [], score=50)
+    own.suggest(here)
+    assert own.why is None or own.why.step != "after-answer"
