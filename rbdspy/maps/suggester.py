@@ -346,13 +346,14 @@ class MapSuggester:
         return None
 
     def _after_confirmed(self, admissible: Sequence[str]) -> str | None:
-        """Where no past episode of this kind of task gave an answer the environment confirmed:
-        once it confirmed this episode's own (the score rose on "focus on blue jay"), what a won
-        episode of another kind did after its confirmed answer, with this episode's thing ("pick up
-        blue jay", where one focused on its orange and then picked it up), where listed and not
-        done yet. What a past episode brought to a thing its task named is `_bringing`'s, not this:
-        this episode's task names its own. `why` names the episode it came from."""
-        if self.kind is None or self.knows_answer() or not self.rose:
+        """Where no past episode of this kind of task won (none, or one whose answer was right but
+        that did nothing more with it): once the environment confirmed this episode's answer (the
+        score rose on "focus on blue jay"), what a won episode of another kind did after its
+        confirmed answer, with this episode's thing ("pick up blue jay", where one focused on its
+        orange and then picked it up), where listed and not done yet. What a past episode brought
+        to a thing its task named is `_bringing`'s, not this: this episode's task names its own.
+        `why` names the episode it came from."""
+        if self.kind is None or self._kind_won() or not self.rose:
             return None
         brought = {(b.task, b.action) for b in self.map.brought}
         by_task: dict[str, list[Handled]] = {}
@@ -366,6 +367,10 @@ class MapSuggester:
                 self.why = Why(handled.thing, False, self.place or "", "after-answer", handled.task or None)
                 return step
         return None
+
+    def _kind_won(self) -> bool:
+        """Whether a past episode of this kind of task won (so what to do after its answer is known)."""
+        return any(h.episode_won and h.kind == self.kind for h in self.map.handled)
 
     def knows_answer(self) -> bool:
         """Whether the map leads to an answer: a past episode of this kind of task gave one the

@@ -20,7 +20,7 @@ class Why:
     "take-like" (taken as this world takes things: no episode took it), "handle" (what a past
     task of this kind did with what satisfied it), "handle-like" (what a past task of this kind
     did after its answer, done with this episode's own answer), "after-answer" (for a kind of task
-    no past episode answered right: what a won task of another kind did after its confirmed answer,
+    no past episode won: what a won task of another kind did after its confirmed answer,
     done with this episode's answer once the environment confirmed it), "bring" (what a past task
     of this kind, or where none of this kind brought anything, of another, did with what it held at
     the thing its task named: done here with what this episode holds)."""

@@ -725,7 +725,7 @@ def test_after_the_answer_a_won_episode_is_followed_rather_than_a_lost_one_that_
     assert suggester.why.step == "bring"
 
 
-def test_a_kind_no_episode_answered_right_is_carried_on_as_a_won_task_of_another_kind_was():
+def test_a_kind_no_episode_won_is_carried_on_as_a_won_task_of_another_kind_was():
     """No find-animal episode gave a confirmed answer; a won find-non-living-thing one picked up its
     orange after focusing on it and brought it to the box its task named. Once the environment
     confirms this episode's answer (the score rose on "focus on blue jay"), the blue jay is picked
@@ -757,10 +757,20 @@ def test_a_kind_no_episode_answered_right_is_carried_on_as_a_won_task_of_another
     listed = ["move key to blue box", "move blue jay to blue box", "look around"]
     assert suggester.suggest(listed) == "move blue jay to blue box"  # not the key held from the start
     assert suggester.why.step == "bring" and suggester.why.learned_in == NON_LIVING_TASK
-    # A kind with a confirmed answer of its own follows its own episodes, not another kind's.
-    same_kind = _orange_answered_in_kitchen(task, [], False).model_copy(update={"kind": "find-animal"})
-    own = MapSuggester(WorldMap([won, same_kind]), task, "outside", ["blue jay"], [], kind="find-animal")
-    assert own.knows_answer()
-    own.played("focus on blue jay", True, "outside", ["blue jay"], [], score=50)
-    own.suggest(here)
-    assert own.why is None or own.why.step != "after-answer"
+    # A kind whose right answer alone was given before (that episode lost) is carried on the same
+    # way; one with a won episode of its own follows its own episodes, not another kind's.
+    answered_only = Experience(
+        world="house",
+        task=task,
+        kind="find-animal",
+        start="outside",
+        in_view=["blue jay"],
+        steps=[_answer("outside", "focus on blue jay", "blue jay", ["blue jay"], [])],
+        won=False,
+    )
+    for own_episode, across in ((answered_only, True), (answered_only.model_copy(update={"won": True}), False)):
+        own = MapSuggester(WorldMap([won, own_episode]), task, "outside", ["blue jay"], [], kind="find-animal")
+        assert own.knows_answer() and own.suggest(["focus on blue jay", *here]) == "focus on blue jay"
+        own.played("focus on blue jay", True, "outside", ["blue jay"], [], score=50)
+        own.suggest(here)
+        assert (own.why is not None and own.why.step == "after-answer") is across
