@@ -51,6 +51,7 @@ def memory_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         "written_by_source": dict(written),
         "lesson_truth": _truth(rows),
         "suggestions": _suggestions(rows),
+        "scans": _scans(rows),
         "agent_prompt_tokens": agent,
         "loop_prompt_tokens": loop,
         "loop_overhead": loop / agent if agent else None,
@@ -94,6 +95,21 @@ def _suggestions(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
+def _scans(rows: list[dict[str, Any]]) -> dict[str, int] | None:
+    """How many answers in view the agent's scan asked about, and how many picks it played, in how
+    many episodes those ended won; None where it asked about none (or the records do not say)."""
+    asked = sum(1 for r in rows for check in r.get("answer_checks") or [] if check.get("scan"))
+    if not asked:
+        return None
+    picked = [r for r in rows if any(r.get("scanned") or [])]
+    return {
+        "asked": asked,
+        "played": sum(sum(r["scanned"]) for r in picked),
+        "episodes": len(picked),
+        "won": sum(1 for r in picked if r["success"]),
+    }
+
+
 def _labels(rows: list[dict[str, Any]]) -> dict[str, int]:
     """How the labels the bank learned from (the judge's verdicts, or the environment's with
     trust_outcome) compare with the environment's outcome: a false success writes a wrong strategy,
@@ -123,7 +139,8 @@ def memory_markdown(results: dict[str, Any]) -> str:
             f"{_similarity(summary['mean_similarity'])}. Items written by kind: {written}. The memory loop read "
             f"{summary['loop_prompt_tokens']:,} prompt tokens against the agent's {summary['agent_prompt_tokens']:,} "
             f"(+{pct(summary['loop_overhead'])}).{_labels_sentence(summary.get('labels'))}"
-            f"{_truth_sentence(summary.get('lesson_truth'))}{_suggestions_sentence(summary.get('suggestions'))}",
+            f"{_truth_sentence(summary.get('lesson_truth'))}{_suggestions_sentence(summary.get('suggestions'))}"
+            f"{_scans_sentence(summary.get('scans'))}",
             "",
         ]
         rows = []
@@ -157,6 +174,15 @@ def _suggestions_sentence(suggestions: dict[str, Any] | None) -> str:
         f" The map offered a step before {suggestions['offered']} of {suggestions['actions']} actions and the agent "
         f"played {suggestions['played']} of them; {suggestions['explained']} say why in the records"
         f"{f' ({kinds})' if kinds else ''}."
+    )
+
+
+def _scans_sentence(scans: dict[str, int] | None) -> str:
+    if not scans:
+        return ""
+    return (
+        f" The agent's scan asked about {scans['asked']} answers in view and played {scans['played']} picks, in "
+        f"{scans['episodes']} episodes, {scans['won']} of them won."
     )
 
 

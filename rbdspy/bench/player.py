@@ -85,6 +85,12 @@ def task_record(
         "suggested_why": [step.metadata.get("suggested_why") for step in trajectory.steps if step.role == AGENT_ROLE]
         if trajectory is not None
         else [],
+        # Which actions the agent's scan played (the answer its check liked best in view, no LM
+        # call for an action), and every answer check with its P(yes): why an answer was given.
+        "scanned": [bool(step.metadata.get("scanned")) for step in trajectory.steps if step.role == AGENT_ROLE]
+        if trajectory is not None
+        else [],
+        "answer_checks": list(meta.get("answer_checks") or []),
         "env_actions": env_actions,
         REJECTED_FIELD: rejected_actions(pred),
         "verdict": verdict.label if verdict is not None else None,

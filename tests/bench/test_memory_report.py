@@ -39,3 +39,23 @@ def test_an_arm_the_map_offered_nothing_says_nothing_of_it():
     rows = [_row(["look"], [None], [None])]
     assert memory_summary(rows)["suggestions"] is None
     assert "The map offered" not in memory_markdown({"memory": {"arm": memory_summary(rows)}})
+
+
+def test_the_scans_answers_and_picks_are_counted():
+    """Records say which actions the scan played and every answer check; older records say neither."""
+    scanned = _row(["focus on bird", "look"], [None, None], [None, None])
+    scanned["scanned"] = [True, False]
+    scanned["answer_checks"] = [
+        {"action": "focus on bird", "p_yes": 0.7, "scan": True},
+        {"action": "focus on rock", "p_yes": 0.2, "scan": True},
+    ]
+    asked_only = _row(["look"], [None], [None], success=False)
+    asked_only["scanned"] = [False]
+    asked_only["answer_checks"] = [{"action": "focus on rock", "p_yes": 0.3, "scan": True}]
+    checked = _row(["focus on cup"], [None], [None])
+    checked["answer_checks"] = [{"action": "focus on cup", "p_yes": 0.5, "kept": True}]  # not the scan's
+    summary = memory_summary([scanned, asked_only, checked, _row(["look"], [None], [None])])
+    assert summary["scans"] == {"asked": 3, "played": 1, "episodes": 1, "won": 1}
+    text = memory_markdown({"memory": {"arm": summary}})
+    assert "scan asked about 3 answers in view and played 1 picks, in 1 episodes, 1 of them won" in text
+    assert memory_summary([checked])["scans"] is None

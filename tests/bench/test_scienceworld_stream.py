@@ -47,3 +47,8 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
     offered = [(s, why) for r in rows for s, why in zip(r["suggested"], r["suggested_why"], strict=True) if s]
     assert offered and all(why["learned_in"] and why["toward"] and why["target"] for _, why in offered)
     assert all(why is None for r in records["no-memory"] for why in r["suggested_why"])
+    # Which actions the scan played is said beside them; the bare agent never scans.
+    assert all(len(r["scanned"]) == len(r["actions"]) for rows in records.values() for r in rows)
+    assert not any(
+        any(r["scanned"]) or r["answer_checks"] and r["answer_checks"][0].get("scan") for r in records["no-memory"]
+    )
