@@ -249,17 +249,20 @@ def test_a_held_thing_whose_description_changed_is_the_same_thing():
     assert [(h.place, h.action) for h in world.handled] == [("greenhouse", "pick up flower pot 7")]
 
 
+# A way out of the kitchen learned after a "look around" (the last thing done there).
+LOOKED_THEN_LEFT = Experience(
+    world="house",
+    task="Put the mug on the table.",
+    start="kitchen",
+    steps=[_step("kitchen", "look around", in_view=["mug"]), _step("kitchen", "go to hall", "hall", ["table"])],
+    won=False,
+)
+
+
 def test_what_was_done_first_is_not_offered_again_once_it_left_the_way_shut():
-    """A way out learned after a "look around" (the last thing done there): tried once, it did
-    not open the way, so it is not offered again while the agent stays."""
-    out = Experience(
-        world="house",
-        task="Put the mug on the table.",
-        start="kitchen",
-        steps=[_step("kitchen", "look around", in_view=["mug"]), _step("kitchen", "go to hall", "hall", ["table"])],
-        won=False,
-    )
-    world = WorldMap([out, TO_KITCHEN])
+    """Tried once, the look around did not open the way, so it is not offered again while the
+    agent stays."""
+    world = WorldMap([LOOKED_THEN_LEFT, TO_KITCHEN])
     assert world.edges["kitchen"]["hall"].before == ("look around",)
     suggester = MapSuggester(world, "Look at the table.", "kitchen", ["mug"])
     assert suggester.suggest(["look around", "open door to hall"]) == "look around"
@@ -274,13 +277,7 @@ def test_what_another_episode_did_first_on_the_same_way_is_offered_once_the_firs
     """The way to the hall was first learned after a "look around" (the door stood open then); a
     later episode opened the door first. Once the look around left the way shut, the door is
     offered, and the record names the episode that opened it."""
-    looked = Experience(
-        world="house",
-        task="Go to the hall.",
-        start="kitchen",
-        steps=[_step("kitchen", "look around", in_view=["mug"]), _step("kitchen", "go to hall", "hall", ["table"])],
-        won=False,
-    )
+    looked = LOOKED_THEN_LEFT
     opened = looked.model_copy(
         update={
             "task": "Find the table.",
