@@ -244,11 +244,14 @@ class Episode:
         place = self.place
         if not (self.aids.scan and self.aids.confirm) or self.answered or place is None or place in self.scanned:
             return None
-        # Only with memory, and only for a kind of task it holds no confirmed answer to: where no
-        # past episode is there to refute a wrong pick, the 1.5B model's best guess ended dev tasks
-        # (the kitchen's potato as "a plant", P(yes) 0.705); where one confirmed an answer, the map
-        # leads to it.
-        if self.suggester is None or not self.suggester.map.episodes or self.suggester.knows_answer():
+        # Only with memory, and only for a kind of task it holds no confirmed answer to, or where
+        # such an answer was found before and is not here now: where no past episode is there to
+        # refute a wrong pick, the 1.5B model's best guess ended dev tasks (the kitchen's potato as
+        # "a plant", P(yes) 0.705); where one confirmed an answer, the map leads to it.
+        suggester = self.suggester
+        if suggester is None or not suggester.map.episodes:
+            return None
+        if suggester.knows_answer() and not suggester.answer_missing():
             return None
         self.scanned.add(place)
         listed = self.admissible[: self.agent.max_admissible]
@@ -259,7 +262,7 @@ class Episode:
             and not is_template(a)
             and a.lower() not in self.declined
             and not self.repeats(a)
-            and not (self.suggester is not None and self.suggester.refuted(a))
+            and not self.suggester.refuted(a)
         ]
         best: tuple[float, str] | None = None
         for action in answers[:SCAN_MOST]:

@@ -29,7 +29,7 @@ held since the episode began make the step what a past task of the kind did with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
@@ -282,8 +282,15 @@ class MapSuggester:
                     continue
                 step = after.action[:at] + mine + after.action[at + len(past) :]
                 if not any(same_action(step, done) for done in self.acted):
-                    return admissible_form(step, admissible), after
+                    return self._naming(admissible_form(step, admissible), mine), after
         return None, None
+
+    @staticmethod
+    def _naming(listed: str | None, thing: str) -> str | None:
+        """`listed` where it names `thing`: a list that shortens an action may drop the thing's own
+        words ("pick up apple tree in kitchen", listed as "pick up apple"), and then it is another
+        thing's action."""
+        return listed if listed is not None and names(listed, thing) else None
 
     def vouched(self, action: str) -> bool:
         """Whether the environment vouched for `action` as the answer to this kind of task: an
@@ -379,27 +386,23 @@ class MapSuggester:
             return any(t.kind for t in self.targets)
         return any(h.answer and h.won and h.kind == self.kind for h in self.map.handled)
 
+    def answer_missing(self) -> bool:
+        """Whether this episode stands where a past answer to its kind of task was found, and no
+        such thing is in view or in hand here: movable things move between tasks, and the map
+        knows no answer here (it leads on to the next place one was found)."""
+        target = self.target
+        return bool(target and target.kind and self.place in target.places and not self._found_here(target))
+
     def _confirmed_answers(self) -> list[str]:
         """What this episode gave as answers the environment confirmed: the rest of an action the
         score rose on, begun as a confirmed past answer of any kind was ("focus on blue jay")."""
-        leads = {_answer_lead(h) for h in self.map.handled if h.answer and h.won and h.thing} - {None}
-        return [
-            done[len(lead) :].strip()
-            for done in self.rose
-            for lead in leads
-            if done.lower().startswith(lead) and done[len(lead) :].strip()
-        ]
+        return _things_answered(self.rose, (h for h in self.map.handled if h.answer and h.won and h.thing))
 
     def _answers_given(self) -> list[str]:
         """What this episode gave as the answer to its kind of task: the rest of an action it did
         that began as a past answer of the kind did ("focus on orange": the orange)."""
-        leads = {_answer_lead(h) for h in self.map.handled if h.answer and h.kind == self.kind and h.thing} - {None}
-        return [
-            done[len(lead) :].strip()
-            for done in self.acted
-            for lead in leads
-            if done.lower().startswith(lead) and done[len(lead) :].strip()
-        ]
+        given = (h for h in self.map.handled if h.answer and h.kind == self.kind and h.thing)
+        return _things_answered(self.acted, given)
 
     def _listed(self, handled: Handled, admissible: Sequence[str]) -> str | None:
         """`action` as `admissible` lists it; or, where the list holds templates ("move OBJ to
@@ -451,6 +454,18 @@ def _without(action: str, thing: str) -> str:
     if at >= 0:
         return action[:at] + action[at + len(thing) :]
     return " ".join(w for w in action.split() if w.lower() not in words(thing))
+
+
+def _things_answered(actions: Sequence[str], answers: Iterable[Handled]) -> list[str]:
+    """The rest of each of `actions` begun as one of the past `answers` was ("focus on blue jay",
+    where one answered "focus on orange": the blue jay)."""
+    leads = {_answer_lead(h) for h in answers} - {None}
+    return [
+        done[len(lead) :].strip()
+        for done in actions
+        for lead in leads
+        if done.lower().startswith(lead) and done[len(lead) :].strip()
+    ]
 
 
 def _answer_lead(given: Handled) -> str | None:

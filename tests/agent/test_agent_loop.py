@@ -568,6 +568,21 @@ def test_with_no_memory_the_scan_asks_about_nothing(house, monkeypatch):
     assert asked == [] and len(lm.history) == 1
 
 
+@pytest.mark.parametrize("missing", [True, False])
+def test_where_memory_knows_the_answer_the_scan_asks_only_where_it_is_missing(house, monkeypatch, missing):
+    """With a confirmed answer of the kind in memory, the map leads to it and nothing is asked
+    about; where it was found before and is not there now, the scan asks as with none known."""
+    from rbdspy.maps.suggester import MapSuggester
+
+    monkeypatch.setattr(MapSuggester, "knows_answer", lambda self: True)
+    monkeypatch.setattr(MapSuggester, "answer_missing", lambda self: missing)
+    start = house.reset("textworld/3/dev/1").admissible
+    answers = [a for a in start if a.startswith("examine ")]
+    assert answers
+    pred, asked, lm = _scan(house, monkeypatch, lambda a: 0.3, "look", steps=1)
+    assert asked == (answers if missing else [])
+
+
 def test_without_the_scan_no_answer_is_asked_about_before_the_lm_chooses_one(house, monkeypatch):
     import dspy
 

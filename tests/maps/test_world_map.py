@@ -771,3 +771,43 @@ def test_a_kind_no_episode_won_is_carried_on_as_a_won_task_of_another_kind_was()
         own.played("focus on blue jay", True, "outside", ["blue jay"], [], score=50)
         own.suggest(here)
         assert (own.why is not None and own.why.step == "after-answer") is across
+
+
+def test_what_a_won_episode_did_after_its_answer_is_not_offered_as_a_shorter_action_on_another_thing():
+    """A won episode picked its orange up as "pick up orange in kitchen" (a list that tells two
+    oranges apart). Carried on with this episode's apple tree, that is "pick up apple tree in
+    kitchen", which this list holds only as "pick up apple", the kitchen's apple: not offered."""
+    won = _orange_answered_in_kitchen(
+        NON_LIVING_TASK,
+        [
+            _step("kitchen", "pick up orange in kitchen", in_view=["blue box"], carrying=["orange"]),
+            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
+        ],
+        True,
+    )
+    task = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the blue box."
+    suggester = MapSuggester(WorldMap([won]), task, "kitchen", ["apple tree", "apple"], [], kind="find-plant")
+    suggester.played("focus on apple tree", True, "kitchen", ["apple tree", "apple"], [], score=50)
+    assert suggester.suggest(["pick up apple", "look around"]) is None
+    assert suggester.suggest(["pick up apple tree in kitchen", "pick up apple", "look around"]) == (
+        "pick up apple tree in kitchen"
+    )
+    assert suggester.why.step == "after-answer"
+
+
+def test_an_answer_is_missing_where_one_was_found_before_and_none_is_in_view_now():
+    """A won episode answered a find-non-living-thing task with the kitchen's orange. In a new
+    task of the kind, the kitchen with no orange in view is where the map knows no answer; with an
+    orange there, or in a room no answer was found in, it is not."""
+    won = _orange_answered_in_kitchen(
+        NON_LIVING_TASK, [_step("kitchen", "move orange to blue box", in_view=["blue box", "orange"])], True
+    )
+    world = WorldMap([won])
+
+    def standing(place, in_view):
+        return MapSuggester(world, NON_LIVING_TASK, place, in_view, [], kind="find-non-living-thing")
+
+    assert standing("kitchen", ["blue box", "table"]).answer_missing()
+    assert not standing("kitchen", ["orange", "table"]).answer_missing()
+    assert not standing("bathroom", ["bathtub"]).answer_missing()
+    assert standing("kitchen", ["blue box"]).knows_answer()
