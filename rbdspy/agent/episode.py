@@ -262,7 +262,7 @@ class Episode:
             and not is_template(a)
             and a.lower() not in self.declined
             and not self.repeats(a)
-            and not self.suggester.refuted(a)
+            and not suggester.refuted(a)
         ]
         best: tuple[float, str] | None = None
         for action in answers[:SCAN_MOST]:
