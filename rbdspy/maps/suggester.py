@@ -137,6 +137,10 @@ class MapSuggester:
                 if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
                     kind = "way" if step == edge.action else "first"
                     return self._offer(form, target, toward, kind, edge.task), True, True
+        for step, task in self.map.openings_into(way[0]):
+            form = admissible_form(step, admissible)
+            if form is not None and not any(same_action(step, done) for done in self.acted[self.arrived :]):
+                return self._offer(form, target, toward, "first", task), True, True
         return None, False, False
 
     def _offer(self, step: str | None, target: Target, toward: str, kind: str, learned_in: str | None) -> str | None:
@@ -439,7 +443,10 @@ class MapSuggester:
         here = self.place in target.places
         if target.kind:  # what satisfied such tasks came to be carried there, or was done with
             held = bool(gained(self.at_start, self.carrying)) or any(self._holds(a) for a in self._answers_given())
-            return here and (held or self._did_all_with_one(target))
+            # Where no episode of the kind won, an answer the environment confirmed is all the map
+            # knows to do with the kind: what follows is a won episode's of another kind.
+            confirmed = not self._kind_won() and bool(self._confirmed_answers())
+            return here and (held or confirmed or self._did_all_with_one(target))
         if not target.thing:
             return here
         if target.carry:

@@ -246,6 +246,20 @@ class WorldMap:
         """`edge` and the other ways learned between its two places, first learned first."""
         return [edge, *self.other_ways.get((edge.source, edge.target), [])]
 
+    def openings_into(self, edge: Edge) -> list[tuple[str, str]]:
+        """What was done first on ways into `edge`'s target from other places, where it says where
+        it leads ("open door to hallway", learned leaving the kitchen), with the task it was
+        learned in: a way into a place may open so from another side too."""
+        found: dict[str, str] = {}
+        for source, ways in self.edges.items():
+            if source == edge.source or edge.target not in ways:
+                continue
+            for way in (ways[edge.target], *self.other_ways.get((source, edge.target), [])):
+                for step in way.before:
+                    if names(step, edge.target):
+                        found.setdefault(step, way.task)
+        return list(found.items())
+
     @property
     def things(self) -> set[str]:
         """Every thing the map has seen somewhere or seen carried."""

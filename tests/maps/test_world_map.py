@@ -302,6 +302,39 @@ def test_what_another_episode_did_first_on_the_same_way_is_offered_once_the_firs
     assert WorldMap([looked]).ways_between(WorldMap([looked]).edges["kitchen"]["hall"])[1:] == []
 
 
+def test_a_way_no_episode_opened_from_here_is_opened_as_one_into_the_same_place_was():
+    """One episode went from the greenhouse to the hall with the door already open; another
+    opened the door to the hall from the kitchen. Standing in the greenhouse with that door shut
+    (the move not listed), the map offers what opened a way into the hall from the kitchen, as it
+    says where it leads; what was done first there that does not ("look around") is not offered."""
+    through_open_door = LOOKED_THEN_LEFT.model_copy(
+        update={"start": "greenhouse", "steps": [_step("greenhouse", "go to hall", "hall", ["table"])]}
+    )
+    from_kitchen = LOOKED_THEN_LEFT.model_copy(
+        update={
+            "task": "Find the table.",
+            "steps": [
+                _step("kitchen", "look around", in_view=["mug"]),
+                _step("kitchen", "open door to hall", in_view=["mug"]),
+                _step("kitchen", "go to hall", "hall", ["table"]),
+            ],
+        }
+    )
+    world = WorldMap([through_open_door, from_kitchen])
+    assert world.openings_into(world.edges["greenhouse"]["hall"]) == [("open door to hall", "Find the table.")]
+    suggester = MapSuggester(world, "Look at the table.", "greenhouse", ["pot"])
+    assert suggester.suggest(["look around", "open door to hall"]) == "open door to hall"
+    assert (suggester.why.step, suggester.why.learned_in) == ("first", "Find the table.")
+    suggester.played("open door to hall", True, "greenhouse", ["pot"])
+    assert suggester.suggest(["look around", "go to hall"]) == "go to hall"
+    assert (
+        MapSuggester(WorldMap([through_open_door]), "Look at the table.", "greenhouse").suggest(
+            ["look around", "open door to hall"]
+        )
+        is None
+    )
+
+
 def test_a_thing_seen_where_no_way_is_known_is_looked_for_where_one_is():
     attic = Experience(world="house", start="attic", in_view=["mug"], steps=[])  # no way to the attic
     world = WorldMap([attic, attic, TO_KITCHEN])  # the mug: seen twice in the attic, once in the kitchen
@@ -811,3 +844,34 @@ def test_an_answer_is_missing_where_one_was_found_before_and_none_is_in_view_now
     assert not standing("kitchen", ["orange", "table"]).answer_missing()
     assert not standing("bathroom", ["bathtub"]).answer_missing()
     assert standing("kitchen", ["blue box"]).knows_answer()
+
+
+def test_an_answer_of_its_own_confirmed_for_a_kind_no_episode_won_is_carried_on():
+    """A lost find-animal episode's blue jay was confirmed outside; this episode finds no blue jay
+    there and answers with the butterfly, which the score confirms. No find-animal episode won, so
+    what the won find-non-living-thing episode did after its answer comes next: pick it up."""
+    won = _orange_answered_in_kitchen(
+        NON_LIVING_TASK,
+        [
+            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
+            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
+        ],
+        True,
+    )
+    task = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the blue box."
+    blue_jay = Experience(
+        world="house",
+        task=task,
+        kind="find-animal",
+        start="outside",
+        in_view=["blue jay"],
+        steps=[_answer("outside", "focus on blue jay", "blue jay", ["blue jay"], [])],
+        won=False,
+    )
+    here = ["focus on butterfly", "pick up butterfly", "look around"]
+    for score, carried in ((50, True), (None, False)):
+        suggester = MapSuggester(WorldMap([won, blue_jay]), task, "outside", ["butterfly"], [], kind="find-animal")
+        assert suggester.knows_answer() and suggester.answer_missing()
+        suggester.played("focus on butterfly", True, "outside", ["butterfly"], [], score=score)
+        step = suggester.suggest(here)
+        assert (step == "pick up butterfly" and suggester.why.step == "after-answer") is carried
