@@ -245,3 +245,54 @@ def test_scienceworld_a_confirmed_answer_to_a_new_kind_is_carried_on_as_another_
     assert offered[0] == ("pick up butterfly", "after-answer")
     assert offered[-1] == ("move butterfly to orange box", "bring")
     assert won
+
+
+# The seven episodes the ScienceWorld house stream had stored when it played find-living-thing/
+# dev/167 (`docs/bench/sw-house-local`): in a build task the scan found the blue jay outside, which
+# the score confirmed (that episode lost); one find-non-living-thing episode won, by picking its
+# orange up and bringing it to its box.
+SCANNED_STREAM = Path(__file__).with_name("scienceworld_house_stream_scanned.json")
+# dev/167's agent, led outside by the map, found no blue jay there, and the scan answered with
+# the giant tortoise's egg.
+TO_THE_EGG = ["open door to kitchen", "go to kitchen", "open door to outside", "go to outside"]
+
+
+def test_scienceworld_an_answer_of_its_own_is_carried_through_doors_opened_from_other_rooms():
+    """Served those episodes, after the agent's own answer outside (the score rises), the map alone
+    picks the egg up as the won episode of another kind picked up its orange, and leads through
+    the greenhouse and the hall, whose doors no episode opened from that side, to the purple box
+    in the living room."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    served = [Experience.model_validate(e) for e in json.loads(SCANNED_STREAM.read_text())]
+    assert [e.kind for e in served if e.won] == ["find-non-living-thing"]
+    task = TaskRef.parse("scienceworld/find-living-thing/dev/167")
+    with ScienceWorld() as env:
+        start = env.reset(task)
+        where = start.whereabouts
+        world = WorldMap(served, world=world_of(env, task))
+        suggester = MapSuggester(
+            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
+        )
+        assert suggester.knows_answer()
+        for action in [*TO_THE_EGG, "focus on egg giant tortoise"]:
+            result = env.step(action)
+            assert result.valid and not result.done, action
+            suggester.played_from(action, result.valid, result.whereabouts, result.score)
+            if action == "go to outside":
+                assert suggester.answer_missing()  # no blue jay outside this time
+        offered = []
+        for _ in range(15):
+            step = suggester.suggest(result.admissible)
+            if step is None:
+                break
+            offered.append((step, suggester.why.step))
+            result = env.step(step)
+            suggester.played_from(step, result.valid, result.whereabouts, result.score)
+            if result.done:
+                break
+        won = env.success
+    assert offered[0] == ("pick up egg giant tortoise", "after-answer")
+    assert ("open door to hallway", "first") in offered
+    assert offered[-1] == ("move egg giant tortoise to purple box", "bring")
+    assert won
