@@ -166,6 +166,55 @@ SERVED_STREAM = Path(__file__).with_name("scienceworld_house_stream_served.json"
 # What an agent did in another variation before it answered: left the orange it started with in
 # the bathtub, went to the kitchen and focused on the kitchen's orange.
 LEFT_THE_ORANGE = ["pick up orange", "move orange to bathtub", "open door", "go to kitchen", "focus on orange"]
+# The seven episodes the ScienceWorld house stream had stored when it played find-living-thing/
+# dev/167 (`docs/bench/sw-house-local`): in a build task the scan found the blue jay outside, which
+# the score confirmed (that episode lost); one find-non-living-thing episode won, by picking its
+# orange up and bringing it to its box.
+SCANNED_STREAM = Path(__file__).with_name("scienceworld_house_stream_scanned.json")
+# dev/167's agent, led outside by the map, found no blue jay there, and the scan answered with
+# the giant tortoise's egg.
+TO_THE_EGG = ["open door to kitchen", "go to kitchen", "open door to outside", "go to outside"]
+
+
+def _served(stream: Path) -> list[Experience]:
+    return [Experience.model_validate(e) for e in json.loads(stream.read_text())]
+
+
+def _following(env, task, served):
+    """The suggester for `task` just reset, served `served`, and the start's observation."""
+    start = env.reset(task)
+    where = start.whereabouts
+    world = WorldMap(served, world=world_of(env, task))
+    suggester = MapSuggester(
+        world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
+    )
+    return suggester, start
+
+
+def _played(env, suggester, actions, scored=True):
+    """Plays the agent's own `actions`, none of which ends the task; the last step's result."""
+    result = None
+    for action in actions:
+        result = env.step(action)
+        assert result.valid and not result.done, action
+        suggester.played_from(action, result.valid, result.whereabouts, result.score if scored else None)
+    return result
+
+
+def _map_alone(env, suggester, result, most, scored=True):
+    """Plays only the map's steps from `result` on, at most `most`, until it offers none or the task
+    ends; each step offered with why."""
+    offered = []
+    for _ in range(most):
+        step = suggester.suggest(result.admissible)
+        if step is None:
+            break
+        offered.append((step, suggester.why.step))
+        result = env.step(step)
+        suggester.played_from(step, result.valid, result.whereabouts, result.score if scored else None)
+        if result.done:
+            break
+    return offered
 
 
 def test_scienceworld_after_a_confirmed_answer_the_map_follows_the_episode_that_won():
@@ -175,31 +224,13 @@ def test_scienceworld_after_a_confirmed_answer_the_map_follows_the_episode_that_
     names, in the bedroom."""
     from rbdspy.envs.scienceworld import ScienceWorld
 
-    served = [Experience.model_validate(e) for e in json.loads(SERVED_STREAM.read_text())]
+    served = _served(SERVED_STREAM)
     non_living = [e.won for e in served if e.kind == "find-non-living-thing"]
     assert non_living == [False, True] and sum(bool(e.won) for e in served) == 1
-    task = TaskRef.parse("scienceworld/find-non-living-thing/dev/201")
     with ScienceWorld() as env:
-        start = env.reset(task)
-        where = start.whereabouts
-        world = WorldMap(served, world=world_of(env, task))
-        suggester = MapSuggester(
-            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
-        )
-        for action in LEFT_THE_ORANGE:
-            result = env.step(action)
-            assert result.valid and not result.done, action
-            suggester.played_from(action, result.valid, result.whereabouts)
-        offered = []
-        for _ in range(12):
-            step = suggester.suggest(result.admissible)
-            if step is None:
-                break
-            offered.append(step)
-            result = env.step(step)
-            suggester.played_from(step, result.valid, result.whereabouts)
-            if result.done:
-                break
+        suggester, _ = _following(env, TaskRef.parse("scienceworld/find-non-living-thing/dev/201"), served)
+        result = _played(env, suggester, LEFT_THE_ORANGE, scored=False)
+        offered = [step for step, _ in _map_alone(env, suggester, result, 12, scored=False)]
         won = env.success
     assert offered[0] == "pick up orange"
     assert offered[-1] == "move orange to orange box"
@@ -215,29 +246,13 @@ def test_scienceworld_a_confirmed_answer_to_a_new_kind_is_carried_on_as_another_
     score is not passed on, the map does not know the answer was right, and offers nothing of it."""
     from rbdspy.envs.scienceworld import ScienceWorld
 
-    served = [Experience.model_validate(e) for e in json.loads(SERVED_STREAM.read_text())]
+    served = _served(SERVED_STREAM)
     assert not any(e.kind == "find-animal" and e.won for e in served)
-    task = TaskRef.parse("scienceworld/find-animal/train/3")
     with ScienceWorld() as env:
-        start = env.reset(task)
-        where = start.whereabouts
-        assert where.place == "outside" and "focus on butterfly" in start.admissible
-        world = WorldMap(served, world=world_of(env, task))
-        suggester = MapSuggester(
-            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
-        )
-        result = env.step("focus on butterfly")
-        suggester.played_from("focus on butterfly", result.valid, result.whereabouts, result.score if scored else None)
-        offered = []
-        for _ in range(10):
-            step = suggester.suggest(result.admissible)
-            if step is None:
-                break
-            offered.append((step, suggester.why.step))
-            result = env.step(step)
-            suggester.played_from(step, result.valid, result.whereabouts, result.score if scored else None)
-            if result.done:
-                break
+        suggester, start = _following(env, TaskRef.parse("scienceworld/find-animal/train/3"), served)
+        assert start.whereabouts.place == "outside" and "focus on butterfly" in start.admissible
+        result = _played(env, suggester, ["focus on butterfly"], scored)
+        offered = _map_alone(env, suggester, result, 10, scored)
         won = env.success
     if not scored:
         assert not any(why in ("after-answer", "bring") for _, why in offered) and not won
@@ -247,16 +262,6 @@ def test_scienceworld_a_confirmed_answer_to_a_new_kind_is_carried_on_as_another_
     assert won
 
 
-# The seven episodes the ScienceWorld house stream had stored when it played find-living-thing/
-# dev/167 (`docs/bench/sw-house-local`): in a build task the scan found the blue jay outside, which
-# the score confirmed (that episode lost); one find-non-living-thing episode won, by picking its
-# orange up and bringing it to its box.
-SCANNED_STREAM = Path(__file__).with_name("scienceworld_house_stream_scanned.json")
-# dev/167's agent, led outside by the map, found no blue jay there, and the scan answered with
-# the giant tortoise's egg.
-TO_THE_EGG = ["open door to kitchen", "go to kitchen", "open door to outside", "go to outside"]
-
-
 def test_scienceworld_an_answer_of_its_own_is_carried_through_doors_opened_from_other_rooms():
     """Served those episodes, after the agent's own answer outside (the score rises), the map alone
     picks the egg up as the won episode of another kind picked up its orange, and leads through
@@ -264,33 +269,15 @@ def test_scienceworld_an_answer_of_its_own_is_carried_through_doors_opened_from_
     in the living room."""
     from rbdspy.envs.scienceworld import ScienceWorld
 
-    served = [Experience.model_validate(e) for e in json.loads(SCANNED_STREAM.read_text())]
+    served = _served(SCANNED_STREAM)
     assert [e.kind for e in served if e.won] == ["find-non-living-thing"]
-    task = TaskRef.parse("scienceworld/find-living-thing/dev/167")
     with ScienceWorld() as env:
-        start = env.reset(task)
-        where = start.whereabouts
-        world = WorldMap(served, world=world_of(env, task))
-        suggester = MapSuggester(
-            world, start.task_description, where.place, where.in_view, where.carrying, kind=kind_of(env, task)
-        )
+        suggester, _ = _following(env, TaskRef.parse("scienceworld/find-living-thing/dev/167"), served)
         assert suggester.knows_answer()
-        for action in [*TO_THE_EGG, "focus on egg giant tortoise"]:
-            result = env.step(action)
-            assert result.valid and not result.done, action
-            suggester.played_from(action, result.valid, result.whereabouts, result.score)
-            if action == "go to outside":
-                assert suggester.answer_missing()  # no blue jay outside this time
-        offered = []
-        for _ in range(15):
-            step = suggester.suggest(result.admissible)
-            if step is None:
-                break
-            offered.append((step, suggester.why.step))
-            result = env.step(step)
-            suggester.played_from(step, result.valid, result.whereabouts, result.score)
-            if result.done:
-                break
+        _played(env, suggester, TO_THE_EGG)
+        assert suggester.answer_missing()  # no blue jay outside this time
+        result = _played(env, suggester, ["focus on egg giant tortoise"])
+        offered = _map_alone(env, suggester, result, 15)
         won = env.success
     assert offered[0] == ("pick up egg giant tortoise", "after-answer")
     assert ("open door to hallway", "first") in offered

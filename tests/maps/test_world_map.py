@@ -729,6 +729,32 @@ def _orange_answered_in_kitchen(task, steps_after, won):
     )
 
 
+def _orange_picked_up_and_brought(pick_up="pick up orange"):
+    """A won episode that answered with the kitchen's orange, picked it up (`pick_up`) and brought
+    it to the blue box its task named."""
+    return _orange_answered_in_kitchen(
+        NON_LIVING_TASK,
+        [
+            _step("kitchen", pick_up, in_view=["blue box"], carrying=["orange"]),
+            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
+        ],
+        True,
+    )
+
+
+FIND_ANIMAL_TASK = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the blue box."
+# A lost find-animal episode whose answer, the blue jay outside, the score confirmed.
+BLUE_JAY_ANSWERED = Experience(
+    world="house",
+    task=FIND_ANIMAL_TASK,
+    kind="find-animal",
+    start="outside",
+    in_view=["blue jay"],
+    steps=[_answer("outside", "focus on blue jay", "blue jay", ["blue jay"], [])],
+    won=False,
+)
+
+
 def test_after_the_answer_a_won_episode_is_followed_rather_than_a_lost_one_that_stopped_there():
     """A lost episode's answer was confirmed but was all it did; a won one went on to pick the
     thing up and bring it. Having given the same answer, the map offers what the won one did next,
@@ -736,14 +762,7 @@ def test_after_the_answer_a_won_episode_is_followed_rather_than_a_lost_one_that_
     lost = _orange_answered_in_kitchen(
         NON_LIVING_TASK.replace("kitchen", "bathroom"), [_step("kitchen", "look around", in_view=["orange"])], False
     )
-    won = _orange_answered_in_kitchen(
-        NON_LIVING_TASK,
-        [
-            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
-            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
-        ],
-        True,
-    )
+    won = _orange_picked_up_and_brought()
     task = NON_LIVING_TASK.replace("blue box in the kitchen", "green box in the bedroom")
     suggester = MapSuggester(WorldMap([lost, won]), task, "kitchen", ["orange", "table"], [], kind=won.kind)
     assert suggester.suggest(["focus on orange", "look around"]) == "focus on orange"
@@ -760,16 +779,9 @@ def test_a_kind_no_episode_won_is_carried_on_as_a_won_task_of_another_kind_was()
     orange after focusing on it and brought it to the box its task named. Once the environment
     confirms this episode's answer (the score rose on "focus on blue jay"), the blue jay is picked
     up and brought to the box this task names; an answer the score did not rise on is not."""
-    won = _orange_answered_in_kitchen(
-        NON_LIVING_TASK,
-        [
-            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
-            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
-        ],
-        True,
-    )
+    won = _orange_picked_up_and_brought()
     world = WorldMap([won])
-    task = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the blue box."
+    task = FIND_ANIMAL_TASK
     here = ["pick up blue jay", "look around", "go to kitchen"]
 
     def answered(score):
@@ -789,15 +801,7 @@ def test_a_kind_no_episode_won_is_carried_on_as_a_won_task_of_another_kind_was()
     assert suggester.why.step == "bring" and suggester.why.learned_in == NON_LIVING_TASK
     # A kind whose right answer alone was given before (that episode lost) is carried on the same
     # way; one with a won episode of its own follows its own episodes, not another kind's.
-    answered_only = Experience(
-        world="house",
-        task=task,
-        kind="find-animal",
-        start="outside",
-        in_view=["blue jay"],
-        steps=[_answer("outside", "focus on blue jay", "blue jay", ["blue jay"], [])],
-        won=False,
-    )
+    answered_only = BLUE_JAY_ANSWERED
     for own_episode, across in ((answered_only, True), (answered_only.model_copy(update={"won": True}), False)):
         own = MapSuggester(WorldMap([won, own_episode]), task, "outside", ["blue jay"], [], kind="find-animal")
         assert own.knows_answer() and own.suggest(["focus on blue jay", *here]) == "focus on blue jay"
@@ -810,14 +814,7 @@ def test_what_a_won_episode_did_after_its_answer_is_not_offered_as_a_shorter_act
     """A won episode picked its orange up as "pick up orange in kitchen" (a list that tells two
     oranges apart). Carried on with this episode's apple tree, that is "pick up apple tree in
     kitchen", which this list holds only as "pick up apple", the kitchen's apple: not offered."""
-    won = _orange_answered_in_kitchen(
-        NON_LIVING_TASK,
-        [
-            _step("kitchen", "pick up orange in kitchen", in_view=["blue box"], carrying=["orange"]),
-            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
-        ],
-        True,
-    )
+    won = _orange_picked_up_and_brought("pick up orange in kitchen")
     task = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the blue box."
     suggester = MapSuggester(WorldMap([won]), task, "kitchen", ["apple tree", "apple"], [], kind="find-plant")
     suggester.played("focus on apple tree", True, "kitchen", ["apple tree", "apple"], [], score=50)
@@ -850,24 +847,9 @@ def test_an_answer_of_its_own_confirmed_for_a_kind_no_episode_won_is_carried_on(
     """A lost find-animal episode's blue jay was confirmed outside; this episode finds no blue jay
     there and answers with the butterfly, which the score confirms. No find-animal episode won, so
     what the won find-non-living-thing episode did after its answer comes next: pick it up."""
-    won = _orange_answered_in_kitchen(
-        NON_LIVING_TASK,
-        [
-            _step("kitchen", "pick up orange", in_view=["blue box"], carrying=["orange"]),
-            _step("kitchen", "move orange to blue box", in_view=["blue box", "orange"]),
-        ],
-        True,
-    )
-    task = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the blue box."
-    blue_jay = Experience(
-        world="house",
-        task=task,
-        kind="find-animal",
-        start="outside",
-        in_view=["blue jay"],
-        steps=[_answer("outside", "focus on blue jay", "blue jay", ["blue jay"], [])],
-        won=False,
-    )
+    won = _orange_picked_up_and_brought()
+    task = FIND_ANIMAL_TASK
+    blue_jay = BLUE_JAY_ANSWERED
     here = ["focus on butterfly", "pick up butterfly", "look around"]
     for score, carried in ((50, True), (None, False)):
         suggester = MapSuggester(WorldMap([won, blue_jay]), task, "outside", ["butterfly"], [], kind="find-animal")
