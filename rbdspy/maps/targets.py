@@ -97,10 +97,12 @@ def kind_targets(task: str, world: WorldMap, kind: str | None = None) -> list[Ta
 
 def task_targets(task: str, world: WorldMap, kind: str | None = None) -> list[Target]:
     """Everything the task asks the map for, in the order to reach it: a task that names no thing
-    anyone ever took asks for a kind of thing first (of the environment's `kind` of task, where it
-    names one), then for the places and things it names."""
+    anyone ever took asks for a kind of thing first, then for the places and things it names.
+    Where the environment names the task's `kind`, what satisfied that kind comes first even so:
+    an episode that picked up the box a task names ("move it to the red box") does not make the
+    box what the task fetches."""
     named = named_targets(task, world)
-    if any(t.carry for t in named):
+    if kind is None and any(t.carry for t in named):
         return named
     by_kind = kind_targets(task, world, kind)
     if by_kind and kind is not None:

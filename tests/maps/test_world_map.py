@@ -638,6 +638,28 @@ TURTLE_TO_BOX = Experience(
 )
 
 
+def test_a_box_another_episode_picked_up_does_not_replace_the_kind_where_the_environment_names_kinds():
+    """An episode of another kind picked up the red box this task names (an LM's stray action).
+    Where the environment names the task's kind, the map still looks first for what satisfied the
+    kind (the egg, outside), then goes to the box; where it names none, a thing the task names
+    that an episode took is what the task fetches, as in TextWorld."""
+    box_taken = Experience(
+        world="house",
+        task=ANIMAL_TASK.replace("find a(n) animal", "find a(n) plant"),
+        kind="find-plant",
+        start="bathroom",
+        steps=[_step("bathroom", "pick up red box", in_view=["sink"], carrying=["red box"])],
+        won=False,
+    )
+    world = WorldMap([TURTLE_TO_BOX, box_taken])
+    assert world.taking("red box") == "pick up red box"
+    kinded = MapSuggester(world, ANIMAL_TASK, "kitchen", ["table"], ["orange"], kind="find-animal")
+    assert [(t.name, t.kind) for t in kinded.targets][:2] == [("egg turtle", True), ("red box", False)]
+    assert kinded.suggest(["open door to outside", "look around"]) == "open door to outside"
+    plain = MapSuggester(world, ANIMAL_TASK, "kitchen", ["table"], ["orange"])
+    assert [(t.name, t.carry) for t in plain.targets][:1] == [("red box", True)]
+
+
 def test_what_a_past_task_of_the_kind_left_with_what_its_task_named_is_done_with_what_is_held_now():
     world = WorldMap([TURTLE_TO_BOX])
     assert [(b.target, b.place, b.won) for b in world.brought] == [("red box", "bathroom", True)]
