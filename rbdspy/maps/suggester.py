@@ -133,15 +133,19 @@ class MapSuggester:
             for step in edge.before if tried_move else (edge.action, *edge.before):
                 form = admissible_form(step, admissible)
                 # What was done first here already and left the way shut was not what opens it.
-                tried = step != edge.action and any(same_action(step, done) for done in self.acted[self.arrived :])
+                tried = step != edge.action and self._done_here(step)
                 if form is not None and not tried and not (self.stayed and same_action(self.stayed, form)):
                     kind = "way" if step == edge.action else "first"
                     return self._offer(form, target, toward, kind, edge.task), True, True
         for step, task in self.map.openings_into(way[0]):
             form = admissible_form(step, admissible)
-            if form is not None and not any(same_action(step, done) for done in self.acted[self.arrived :]):
+            if form is not None and not self._done_here(step):
                 return self._offer(form, target, toward, "first", task), True, True
         return None, False, False
+
+    def _done_here(self, step: str) -> bool:
+        """Whether `step` was done since the agent arrived where it is (it did not open the way)."""
+        return any(same_action(step, done) for done in self.acted[self.arrived :])
 
     def _offer(self, step: str | None, target: Target, toward: str, kind: str, learned_in: str | None) -> str | None:
         """`step`, with `why` set to say why it is offered (left None when there is no step)."""
