@@ -34,7 +34,16 @@ from collections.abc import Iterable, Sequence
 from rbdspy.core.action_templates import fits_a_template
 from rbdspy.maps.targets import Target, task_targets
 from rbdspy.maps.why import MAX_KNOWN_FROM, Why
-from rbdspy.maps.words import admissible_form, gained, names, same_action, short_name, task_names, words
+from rbdspy.maps.words import (
+    admissible_form,
+    gained,
+    located_form,
+    names,
+    same_action,
+    short_name,
+    task_names,
+    words,
+)
 from rbdspy.maps.world_map import Handled, WorldMap
 
 
@@ -102,9 +111,9 @@ class MapSuggester:
         if target is None:
             return None, False, False
         # The place it was seen in most first, among those the map knows a way to; but where it is
-        # in view now, here.
+        # in view now, here, and a confirmed answer in hand is here wherever the agent is.
         way, toward = None, ""
-        if self.place in target.places and self._found_here(target):
+        if self.place in target.places and self._found_here(target) or self._carries_answer(target):
             way, toward = [], self.place
         for place in target.places if way is None else ():
             if place not in self.searched and (way := self.map.way(self.place, [place])) is not None:
@@ -228,6 +237,11 @@ class MapSuggester:
             return found or self._own_answer(target, self.acted[self.arrived :]) is not None
         return not target.thing or self._in_view(target.name)
 
+    def _carries_answer(self, target: Target) -> bool:
+        """Whether the agent holds a thing given as a confirmed answer to the kind ("focus on
+        orange", with an orange in hand since the episode began): no need to go where one was."""
+        return target.kind and any(h.answer and self._holds(h.thing) for h in target.handled)
+
     @staticmethod
     def _answer(target: Target, acted: Sequence[str]) -> tuple[str | None, bool]:
         """The first of `acted` that gave an answer: begun as the kind's past answers were; and
@@ -236,7 +250,7 @@ class MapSuggester:
         known = [h.action for h in target.handled]
         for done in acted:
             if done.split() and done.split()[0].lower() in answering:
-                return done, not any(admissible_form(k, [done]) for k in known)
+                return done, not any(admissible_form(k, [done]) or located_form(k, [done]) for k in known)
         return None, False
 
     @classmethod
@@ -265,7 +279,7 @@ class MapSuggester:
             left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
             if len(left) < len(handled):  # the task this episode follows
                 return (self._listed(left[0], admissible), left[0], False) if left else (None, None, False)
-        firsts = ((admissible_form(handled[0].action, admissible), handled[0]) for handled in by_task.values())
+        firsts = ((_as_listed(handled[0].action, admissible), handled[0]) for handled in by_task.values())
         return next(((step, handled, False) for step, handled in firsts if step), (None, None, False))
 
     def _after_own_answer(
@@ -319,7 +333,11 @@ class MapSuggester:
         """The answers past episodes of this kind gave with `action` (none where no kind is named)."""
         if self.kind is None:
             return []
-        return [h for h in self.map.handled if h.answer and h.kind == self.kind and same_action(h.action, action)]
+        return [
+            h
+            for h in self.map.handled
+            if h.answer and h.kind == self.kind and (same_action(h.action, action) or located_form(h.action, [action]))
+        ]
 
     def _bringing(self, admissible: Sequence[str]) -> str | None:
         """Where the environment names this kind of task: the listed action that leaves what this
@@ -417,7 +435,7 @@ class MapSuggester:
         OBJ": such a list names only part of what the world takes), as written when it fills one
         while the thing it was done with is in view or in hand. Only a follow-up step is read this
         way: a first step must be listed, so nothing out of view is offered first."""
-        form = admissible_form(handled.action, admissible)
+        form = _as_listed(handled.action, admissible)
         if form is not None or not fits_a_template(handled.action, tuple(admissible)):
             return form
         return handled.action if self._in_view(handled.thing) else None
@@ -446,16 +464,24 @@ class MapSuggester:
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places
         if target.kind:  # what satisfied such tasks came to be carried there, or was done with
-            held = bool(gained(self.at_start, self.carrying)) or any(self._holds(a) for a in self._answers_given())
+            answered = any(self._holds(a) for a in self._answers_given())
+            held = bool(gained(self.at_start, self.carrying)) or answered
             # Where no episode of the kind won, an answer the environment confirmed is all the map
             # knows to do with the kind: what follows is a won episode's of another kind.
             confirmed = not self._kind_won() and bool(self._confirmed_answers())
-            return here and (held or confirmed or self._did_all_with_one(target))
+            # A confirmed answer in hand, given wherever the agent was, is done with there.
+            anywhere = self._carries_answer(target) and (answered or confirmed)
+            return anywhere or here and (held or confirmed or self._did_all_with_one(target))
         if not target.thing:
             return here
         if target.carry:
             return self._holds(target.name)
         return here and action is not None and names(action, target.name)
+
+
+def _as_listed(action: str, admissible: Sequence[str]) -> str | None:
+    """`action` as `admissible` lists it, or as it lists it saying where the thing is."""
+    return admissible_form(action, admissible) or located_form(action, admissible)
 
 
 def _without(action: str, thing: str) -> str:

@@ -86,6 +86,15 @@ def admissible_form(action: str, admissible: Iterable[str]) -> str | None:
     return shorter[0] if len(shorter) == 1 else None
 
 
+def located_form(action: str, admissible: Iterable[str]) -> str | None:
+    """`action` as a list writes it where it says where the thing is: two things of one name in
+    view ("focus on orange in bowl", "focus on orange in inventory", where "focus on orange" is
+    not listed). The one in hand first: it goes wherever the agent goes."""
+    lowered = action.strip().lower()
+    located = [a for a in admissible if a.strip().lower().startswith(lowered + " in ")]
+    return next((a for a in located if a.strip().lower().endswith(" in inventory")), located[0] if located else None)
+
+
 def similarity(a: str, b: str) -> float:
     """The share of content words two texts have in common (Jaccard)."""
     left, right = words(a), words(b)

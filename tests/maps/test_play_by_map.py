@@ -237,6 +237,25 @@ def test_scienceworld_after_a_confirmed_answer_the_map_follows_the_episode_that_
     assert won
 
 
+def test_scienceworld_an_answer_held_from_the_start_is_given_where_the_episode_starts():
+    """dev/201 starts in the bathroom with an orange in hand; the won find-non-living-thing episode
+    answered with the kitchen's orange. The map alone answers with the orange in hand where it
+    stands (in the kitchen the list would name two oranges), then leads to the bedroom and brings
+    it to the orange box."""
+    from rbdspy.envs.scienceworld import ScienceWorld
+
+    with ScienceWorld() as env:
+        suggester, start = _following(
+            env, TaskRef.parse("scienceworld/find-non-living-thing/dev/201"), _served(SERVED_STREAM)
+        )
+        assert (start.whereabouts.place, start.whereabouts.carrying) == ("bathroom", ["orange"])
+        offered = _map_alone(env, suggester, start, 14)
+        won = env.success
+    assert offered[0] == ("focus on orange", "handle")
+    assert offered[-1] == ("move orange to orange box", "bring")
+    assert won
+
+
 @pytest.mark.parametrize("scored", [True, False])
 def test_scienceworld_a_confirmed_answer_to_a_new_kind_is_carried_on_as_another_kind_won(scored):
     """Served the stream's episodes (none of find-animal answered right; one find-non-living-thing

@@ -4,7 +4,7 @@ the task (named, or by what satisfied a task like it)."""
 
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.targets import task_targets
-from rbdspy.maps.words import admissible_form, same_action
+from rbdspy.maps.words import admissible_form, located_form, same_action
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.types import Experience, ExperienceStep, MemoryItem
 
@@ -879,3 +879,53 @@ def test_an_answer_of_its_own_confirmed_for_a_kind_no_episode_won_is_carried_on(
         suggester.played("focus on butterfly", True, "outside", ["butterfly"], [], score=score)
         step = suggester.suggest(here)
         assert (step == "pick up butterfly" and suggester.why.step == "after-answer") is carried
+
+
+# A way from the bathroom to the kitchen, learned on a task of no kind.
+BATHROOM_TO_KITCHEN = Experience(
+    world="house",
+    task="Go to the kitchen.",
+    start="bathroom",
+    in_view=["sink"],
+    steps=[_step("bathroom", "go to kitchen", "kitchen", ["table"])],
+    won=True,
+)
+
+
+def test_a_confirmed_answer_held_from_the_start_is_given_where_the_agent_stands():
+    """An orange in hand satisfied the kind before: the map offers the answer in the bathroom the
+    episode starts in, not the way to the kitchen where one was found; once given, the answer is
+    done with and brought. A key in hand is no answer: the map leads to the kitchen."""
+    world = WorldMap([_orange_picked_up_and_brought(), BATHROOM_TO_KITCHEN])
+    task = NON_LIVING_TASK.replace("blue box in the kitchen", "orange box in the bedroom")
+    listed = ["focus on orange", "focus on sink", "go to kitchen", "look around"]
+    holding = MapSuggester(world, task, "bathroom", ["sink"], ["orange"], kind="find-non-living-thing")
+    assert holding.suggest(listed) == "focus on orange"
+    assert holding.why.step == "handle"
+    holding.played("focus on orange", True, "bathroom", ["sink"], ["orange"], score=50)
+    holding.played("go to bedroom", True, "bedroom", ["orange box", "bed"], ["orange"], score=50)
+    assert holding.suggest(["move orange to orange box", "look around"]) == "move orange to orange box"
+    keyed = MapSuggester(world, task, "bathroom", ["sink"], ["key"], kind="find-non-living-thing")
+    assert keyed.suggest([*listed, "focus on key"]) == "go to kitchen"
+
+
+def test_with_two_things_of_one_name_in_view_the_one_in_hand_is_given_as_the_answer():
+    """Two oranges in view, the list says where each is ("focus on orange in bowl", "... in
+    inventory") and names no plain "focus on orange": the held one is offered, vouched for as the
+    plain answer was."""
+    world = WorldMap([_orange_picked_up_and_brought()])
+    suggester = MapSuggester(
+        world, NON_LIVING_TASK, "kitchen", ["orange", "blue box"], ["orange"], kind="find-non-living-thing"
+    )
+    listed = ["focus on orange in bowl", "focus on orange in inventory", "pick up orange in bowl"]
+    assert suggester.suggest(listed) == "focus on orange in inventory"
+    assert suggester.vouched("focus on orange in inventory")
+    assert not suggester.vouched("focus on blue box in kitchen")
+
+
+def test_an_action_is_found_as_the_list_writes_it_saying_where_the_thing_is():
+    listed = ["focus on orange in bowl", "focus on orange in inventory", "focus on orange box"]
+    assert located_form("focus on orange", listed) == "focus on orange in inventory"
+    assert located_form("focus on orange", listed[:1]) == "focus on orange in bowl"
+    assert located_form("focus on apple", listed) is None
+    assert admissible_form("focus on orange", listed) is None  # a longer form is not the same action
