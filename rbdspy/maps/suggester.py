@@ -341,7 +341,8 @@ class MapSuggester:
 
     def _bringing(self, admissible: Sequence[str]) -> str | None:
         """Where the environment names this kind of task: the listed action that leaves what this
-        episode came to hold, or gave as its answer and holds, with a thing in view that its task
+        episode came to hold, or gave as its answer and holds (by its name, or as what taking it put
+        in hand: "pick up common toad" held as a frog egg), with a thing in view that its task
         names, begun as a confirmed past episode of the kind began its own ("move ... to red box");
         `why` names that episode. The action names nothing else held from the start and shares a
         word with what it brings (an environment may name a held thing otherwise than its actions
@@ -353,7 +354,7 @@ class MapSuggester:
         # episode (a thing the world confirmed, nothing else picked up on the way).
         own_kind = any(past.kind == self.kind and past.won for past in self.map.brought)
         if own_kind:
-            answers = [a for a in self._answers_given() if self._holds(a)]
+            answers = [a for a in self._answers_given() if self._holds_answer(a)]
             brought = [*gained(self.at_start, self.carrying), *answers]
         else:
             answers = brought = [a for a in self._confirmed_answers() if self._holds_answer(a)]

@@ -2,6 +2,8 @@
 where things were seen, ways that compose across episodes, from any start, and targets read from
 the task (named, or by what satisfied a task like it)."""
 
+import pytest
+
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.targets import task_targets
 from rbdspy.maps.words import admissible_form, located_form, same_action
@@ -679,6 +681,23 @@ def test_what_a_past_task_of_the_kind_left_with_what_its_task_named_is_done_with
     plain = MapSuggester(world, task, "bathroom", ["purple box"], ["orange"])  # no kind named
     plain.played("pick up egg turtle", True, "bathroom", ["purple box"], held)
     assert plain.suggest(listed) is None
+
+
+@pytest.mark.parametrize("scored", [True, False])
+def test_an_answer_the_environment_holds_under_another_name_is_brought_once_the_score_confirmed_it(scored):
+    """ "pick up common toad" puts a frog egg in hand: where the score rose on "focus on common
+    toad", the toad in hand is brought to the box the task names; with no score, the map cannot
+    tell a frog egg is the toad, and brings nothing."""
+    task = ANIMAL_TASK.replace("red box", "purple box")
+    suggester = MapSuggester(
+        WorldMap([TURTLE_TO_BOX]), task, "outside", ["common toad"], ["orange"], kind="find-animal"
+    )
+    suggester.played("focus on common toad", True, "outside", ["common toad"], ["orange"], 50 if scored else None)
+    held = ["orange", "frog egg"]
+    suggester.played("pick up common toad", True, "outside", [], held, 58 if scored else None)
+    suggester.played("go to bathroom", True, "bathroom", ["purple box", "sink"], held, 66 if scored else None)
+    listed = ["move orange to purple box", "move common toad to purple box", "pick up purple box"]
+    assert suggester.suggest(listed) == ("move common toad to purple box" if scored else None)
 
 
 def test_only_a_kind_the_environment_names_and_a_confirmed_episode_teach_what_to_bring():
