@@ -37,6 +37,7 @@ from rbdspy.maps.why import MAX_KNOWN_FROM, Why
 from rbdspy.maps.words import (
     admissible_form,
     gained,
+    grown,
     located_form,
     names,
     same_action,
@@ -247,10 +248,10 @@ class MapSuggester:
         """The first of `acted` that gave an answer: begun as the kind's past answers were; and
         whether it is of this episode's own (none of what was done with what satisfied the kind)."""
         answering = {h.action.split()[0].lower() for h in target.handled if h.answer and h.action.split()}
-        known = [h.action for h in target.handled]
         for done in acted:
             if done.split() and done.split()[0].lower() in answering:
-                return done, not any(admissible_form(k, [done]) or located_form(k, [done]) for k in known)
+                known = (admissible_form(h.action, [done]) or _grown_action(h, done) for h in target.handled)
+                return done, not any(known)
         return None, False
 
     @classmethod
@@ -279,7 +280,7 @@ class MapSuggester:
             left = [h for h in handled if not any(same_action(h.action, done) for done in self.acted)]
             if len(left) < len(handled):  # the task this episode follows
                 return (self._listed(left[0], admissible), left[0], False) if left else (None, None, False)
-        firsts = ((_as_listed(handled[0].action, admissible), handled[0]) for handled in by_task.values())
+        firsts = ((self._listed_first(handled[0], admissible), handled[0]) for handled in by_task.values())
         return next(((step, handled, False) for step, handled in firsts if step), (None, None, False))
 
     def _after_own_answer(
@@ -336,7 +337,7 @@ class MapSuggester:
         return [
             h
             for h in self.map.handled
-            if h.answer and h.kind == self.kind and (same_action(h.action, action) or located_form(h.action, [action]))
+            if h.answer and h.kind == self.kind and (same_action(h.action, action) or _grown_action(h, action))
         ]
 
     def _bringing(self, admissible: Sequence[str]) -> str | None:
@@ -441,6 +442,20 @@ class MapSuggester:
             return form
         return handled.action if self._in_view(handled.thing) else None
 
+    def _listed_first(self, handled: Handled, admissible: Sequence[str]) -> str | None:
+        """A first step as `admissible` lists it (`_as_listed`), naming the same thing; or done with
+        a thing in view whose name is the past thing's with words in front ("focus on apple tree",
+        with an adult apple tree in view: "focus on adult apple tree"; things grow between tasks)."""
+        form = _as_listed(handled.action, admissible)
+        at = handled.action.lower().find(handled.thing.lower())
+        if form is not None or at < 0:
+            # A list that shortens an action may leave the thing's own words out: then the listed
+            # action is another thing's ("focus on apple" for "focus on apple tree").
+            return form if at < 0 or names(form, handled.thing) else None
+        before, after = handled.action[:at], handled.action[at + len(handled.thing) :]
+        grown_here = (short_name(t) for t in self.in_view if grown(short_name(t), handled.thing))
+        return next((f for name in grown_here if (f := admissible_form(before + name + after, admissible))), None)
+
     def _did_all_with_one(self, target: Target) -> bool:
         """Whether this episode did everything one past task's episodes did with what satisfied it:
         a task whose episode won, where there is one (a lost one did too little)."""
@@ -483,6 +498,21 @@ class MapSuggester:
 def _as_listed(action: str, admissible: Sequence[str]) -> str | None:
     """`action` as `admissible` lists it, or as it lists it saying where the thing is."""
     return admissible_form(action, admissible) or located_form(action, admissible)
+
+
+def _grown_action(known: Handled, action: str) -> bool:
+    """Whether `action` is `known`'s action with a thing whose name is the known thing's with words
+    in front ("focus on adult apple tree" for "focus on apple tree"), or with where the thing is
+    ("focus on orange in inventory" for "focus on orange")."""
+    if located_form(known.action, [action]):
+        return True
+    at = known.action.lower().find(known.thing.lower())
+    if at < 0 or not known.thing:
+        return False
+    before, after, done = known.action[:at].lower(), known.action[at + len(known.thing) :].lower(), action.lower()
+    if not (done.startswith(before) and done.endswith(after)) or len(done) <= len(before) + len(after):
+        return False
+    return grown(done[len(before) : len(done) - len(after)], known.thing)
 
 
 def _without(action: str, thing: str) -> str:

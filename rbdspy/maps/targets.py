@@ -17,7 +17,7 @@ Read from data, not from a game's task grammar:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rbdspy.maps.words import similarity, task_names, words
 from rbdspy.maps.world_map import Handled, WorldMap
@@ -107,6 +107,8 @@ def task_targets(task: str, world: WorldMap, kind: str | None = None) -> list[Ta
     by_kind = kind_targets(task, world, kind)
     if by_kind and kind is not None:
         # A thing named as the kind names itself ("living thing" in a find-living-thing task) is
-        # what the kind's target finds, not somewhere to go once it is found.
-        named = [t for t in named if not (t.thing and words(t.name) <= words(kind))]
+        # what the kind's target finds, not somewhere to go once it is found; and what satisfies
+        # the kind is what the task fetches, so a thing it names besides is where to bring it (the
+        # red box another episode once picked up is not carried).
+        named = [replace(t, carry=False) for t in named if not (t.thing and words(t.name) <= words(kind))]
     return by_kind + named

@@ -86,6 +86,14 @@ def admissible_form(action: str, admissible: Iterable[str]) -> str | None:
     return shorter[0] if len(shorter) == 1 else None
 
 
+def grown(name: str, base: str) -> bool:
+    """Whether `name` is `base` with words in front of it ("adult apple tree", "apple tree"):
+    English says what qualifies a thing before the thing, so it is one of those. An "apple tree"
+    is no "apple"."""
+    said, wanted = _content_words(name), _content_words(base)
+    return len(said) > len(wanted) > 0 and said[-len(wanted) :] == wanted
+
+
 def located_form(action: str, admissible: Iterable[str]) -> str | None:
     """`action` as a list writes it where it says where the thing is: two things of one name in
     view ("focus on orange in bowl", "focus on orange in inventory", where "focus on orange" is

@@ -6,7 +6,7 @@ import pytest
 
 from rbdspy.maps.suggester import MapSuggester
 from rbdspy.maps.targets import task_targets
-from rbdspy.maps.words import admissible_form, located_form, same_action
+from rbdspy.maps.words import admissible_form, grown, located_form, same_action
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.types import Experience, ExperienceStep, MemoryItem
 
@@ -656,8 +656,20 @@ def test_a_box_another_episode_picked_up_does_not_replace_the_kind_where_the_env
     world = WorldMap([TURTLE_TO_BOX, box_taken])
     assert world.taking("red box") == "pick up red box"
     kinded = MapSuggester(world, ANIMAL_TASK, "kitchen", ["table"], ["orange"], kind="find-animal")
-    assert [(t.name, t.kind) for t in kinded.targets][:2] == [("egg turtle", True), ("red box", False)]
+    assert [(t.name, t.kind, t.carry) for t in kinded.targets][:2] == [
+        ("egg turtle", True, False),
+        ("red box", False, False),
+    ]
     assert kinded.suggest(["open door to outside", "look around"]) == "open door to outside"
+    # The task's box is not in the bathroom this time: the map passes on, and never offers to take it.
+    kinded.played("focus on egg turtle", True, "outside", ["egg turtle"], ["orange"], 50)
+    kinded.played("pick up egg turtle", True, "outside", [], ["orange", "turtle egg"], 58)
+    kinded.played("go to bathroom", True, "bathroom", ["sink"], ["orange", "turtle egg"], 66)
+    assert kinded.target is None or kinded.target.name != "red box"
+    kinded.played("go to kitchen", True, "kitchen", ["red box"], ["orange", "turtle egg"], 66)
+    assert kinded.suggest(["pick up red box", "move egg turtle egg in inventory to red box"]) == (
+        "move egg turtle egg in inventory to red box"
+    )
     plain = MapSuggester(world, ANIMAL_TASK, "kitchen", ["table"], ["orange"])
     assert [(t.name, t.carry) for t in plain.targets][:1] == [("red box", True)]
 
@@ -940,6 +952,22 @@ def test_with_two_things_of_one_name_in_view_the_one_in_hand_is_given_as_the_ans
     assert suggester.suggest(listed) == "focus on orange in inventory"
     assert suggester.vouched("focus on orange in inventory")
     assert not suggester.vouched("focus on blue box in kitchen")
+
+
+def test_a_thing_grown_since_is_answered_as_the_past_one_was():
+    """A past episode answered with the apple tree; this task's greenhouse lists an "adult apple
+    tree" (things grow between tasks): the map offers it, vouched for as the past answer was. An
+    apple is not an apple tree."""
+    task = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the red box."
+    world = WorldMap([_won_by_answer(task, "find-plant", "apple tree", "greenhouse")])
+    grown_tree = MapSuggester(world, task, "greenhouse", ["adult apple tree", "jug"], [], kind="find-plant")
+    assert grown_tree.suggest(["focus on jug", "focus on adult apple tree"]) == "focus on adult apple tree"
+    assert grown_tree.vouched("focus on adult apple tree")
+    assert not grown_tree.vouched("focus on apple")
+    other = MapSuggester(world, task, "greenhouse", ["apple", "jug"], [], kind="find-plant")
+    assert other.suggest(["focus on jug", "focus on apple"]) is None
+    assert grown("adult apple tree", "apple tree") and not grown("apple tree", "apple")
+    assert not grown("apple tree", "apple tree") and not grown("tree apple", "apple tree")
 
 
 def test_an_action_is_found_as_the_list_writes_it_saying_where_the_thing_is():
