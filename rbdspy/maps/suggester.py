@@ -473,9 +473,16 @@ class MapSuggester:
         return any(names(c, name) or names(name, c) for c in self.carrying)
 
     def _holds_answer(self, answer: str) -> bool:
-        """Whether this episode holds `answer`: by its name, or what taking it put in hand."""
+        """Whether this episode holds `answer`: by its name, or what taking it put in hand. A thing
+        in hand may be renamed as it changes ("apple tree in the adult stage", then "dead apple
+        tree"): one gained since the start that shares a word with the answer is it still."""
+        if self._holds(answer):
+            return True
         took = self.took_answer.get(answer)
-        return self._holds(answer) or bool(took) and all(t in self.carrying for t in took)
+        if not took:
+            return False
+        renamed = any(words(short_name(c)) & words(answer) for c in gained(self.at_start, self.carrying))
+        return all(t in self.carrying for t in took) or renamed
 
     def _is_done(self, target: Target, action: str | None) -> bool:
         here = self.place in target.places

@@ -976,3 +976,19 @@ def test_an_action_is_found_as_the_list_writes_it_saying_where_the_thing_is():
     assert located_form("focus on orange", listed[:1]) == "focus on orange in bowl"
     assert located_form("focus on apple", listed) is None
     assert admissible_form("focus on orange", listed) is None  # a longer form is not the same action
+
+
+def test_an_answer_renamed_in_hand_as_it_changed_is_still_brought():
+    """The score confirmed "focus on adult apple tree"; picked up, it is "apple tree in the adult
+    stage" in hand, and later "dead apple tree": still the answer, brought to the box the task
+    names. Once put down, nothing of it is brought."""
+    task = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the orange box."
+    world = WorldMap([_orange_picked_up_and_brought()])
+    suggester = MapSuggester(world, task, "greenhouse", ["adult apple tree"], [], kind="find-plant")
+    suggester.played("focus on adult apple tree", True, "greenhouse", ["adult apple tree"], [], 50)
+    suggester.played("pick up adult apple tree", True, "greenhouse", [], ["apple tree in the adult stage"], 58)
+    listed = ["move apple tree to orange box", "pick up orange box"]
+    suggester.played("go to bathroom", True, "bathroom", ["orange box"], ["dead apple tree"], 66)
+    assert suggester.suggest(listed) == "move apple tree to orange box"
+    suggester.played("put down dead apple tree", True, "bathroom", ["orange box", "dead apple tree"], [], 66)
+    assert suggester.suggest(listed) is None
