@@ -448,10 +448,12 @@ class MapSuggester:
         with an adult apple tree in view: "focus on adult apple tree"; things grow between tasks)."""
         form = _as_listed(handled.action, admissible)
         at = handled.action.lower().find(handled.thing.lower())
-        if form is not None or at < 0:
+        if at < 0:
+            return form
+        if form is not None:
             # A list that shortens an action may leave the thing's own words out: then the listed
             # action is another thing's ("focus on apple" for "focus on apple tree").
-            return form if at < 0 or names(form, handled.thing) else None
+            return form if names(form, handled.thing) else None
         before, after = handled.action[:at], handled.action[at + len(handled.thing) :]
         grown_here = (short_name(t) for t in self.in_view if grown(short_name(t), handled.thing))
         return next((f for name in grown_here if (f := admissible_form(before + name + after, admissible))), None)
