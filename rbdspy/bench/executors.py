@@ -8,12 +8,13 @@ runner writes the reports from the records it gets back; only the executor knows
 
 - `LocalExecutor` ("local", the default): the arms in this process, task by task (every arm on
   task i before any arm on task i+1, `player.play_task_by_task`).
-- `RayExecutor` ("ray"): one Ray task per arm (a seeded arm's seeding included). The worker opens
-  its own environment by name (`--env`, `--task-set`: a live environment cannot be pickled), then
-  plays its tasks with the same ArmPlayer the local run uses, writing records and bank into the run's
-  directory, so --resume works the same. That directory must be the same path on every node: it
-  is on a local cluster; on a remote one (`--ray-address`) it has to be a shared filesystem, and
-  a worker that cannot see it says so before playing anything. Ray is imported lazily
+- `RayExecutor` ("ray"): one Ray task per arm (a seeded arm's seeding included), given as an
+  `ArmJob` (plain data: the arm, its stream, the run's resolved settings). The worker opens its
+  own environment from those settings (`--env`, `--task-set`, `--world-seed`: a live environment
+  cannot be pickled), then plays its tasks with the same ArmPlayer the local run uses, writing
+  records and bank into the run's directory, so --resume works the same. That directory must be
+  the same path on every node: it is on a local cluster; on a remote one (`--ray-address`) it has
+  to be a shared filesystem, and a worker that cannot see it says so before playing anything. Ray is imported lazily
   (`rbdspy.ray_support`): without the `scale` extra only this executor is unavailable.
 """
 
@@ -21,58 +22,20 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import dspy
 
-from rbdspy.bench.player import ArmPlayer, play_task_by_task
-from rbdspy.bench.records import GOLD_FILE, arm_path, read_records
-from rbdspy.envs.task_sets import open_task_set
+from rbdspy.bench.arm_job import ArmJob
+from rbdspy.bench.player import ArmPlayer, play_task_by_task, run_arm
+from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.settings import open_environment
 from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
 
 EXECUTORS = ("local", "ray")
 POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
 _PICKLE_FIX = "build it from a spec the workers can rebuild (--lm/--embedder), or use --executor local"
-
-
-@dataclass(frozen=True)
-class ArmJob:
-    """Everything one arm needs to be played, and nothing live: it travels to a Ray worker."""
-
-    name: str
-    stream: list
-    out_dir: Path
-    env: str
-    task_set: str
-    max_steps: int
-    compiled: str | None  # compiled prompts (a directory or a bank's .json), None: the hand-written ones
-    seed_records: list | None = None
-    bank_url: str = ""  # the banks' PostgreSQL server ("": banks/ under out_dir)
-    world_seed: int | None = None  # the world a worker opens for a house stream
-    agent: str = "auto"  # the EnvAgent variant (rbdspy.bench.agent_variants.AGENT_VARIANTS)
-    calibrate_on_build: bool = False  # the judge's band placed on the build tasks (build_calibration.py)
-
-
-def _player(job: ArmJob, environment, embedder) -> ArmPlayer:
-    return ArmPlayer(
-        job.name,
-        job.stream,
-        environment,
-        job.out_dir,
-        embedder,
-        max_steps=job.max_steps,
-        compiled=job.compiled,
-        seed_records=job.seed_records,
-        bank_url=job.bank_url,
-        agent=job.agent,
-        calibrate_on_build=job.calibrate_on_build,
-    )
-
-
-def _run_arm(job: ArmJob, environment, embedder, progress=None) -> list[dict[str, Any]]:
-    return play_task_by_task([_player(job, environment, embedder)], progress)[job.name]
 
 
 class LocalExecutor:
@@ -84,7 +47,7 @@ class LocalExecutor:
         # JSONAdapter: the embedded engine turns the output schema into constrained decoding, so
         # a small local model's actions and lessons parse (as in `rbdspy demo`).
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            return play_task_by_task([_player(job, environment, embedder) for job in jobs], progress)
+            return play_task_by_task([ArmPlayer(job, environment, embedder) for job in jobs], progress)
 
 
 def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
@@ -94,12 +57,10 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
-    world = {"world_seed": job.world_seed} if job.world_seed is not None else {}
-    pinned = {"gold_cache": job.out_dir / GOLD_FILE} if job.env == "scienceworld" else {}
-    environment = open_task_set(job.env, job.task_set, **world, **pinned)
+    environment = open_environment(job.settings, job.out_dir)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            return _run_arm(job, environment, embedder)
+            return run_arm(job, environment, embedder)
     finally:
         environment.close()
 

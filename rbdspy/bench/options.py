@@ -4,8 +4,10 @@
     run_bench(lm, embedder, "bench-runs/x", options)            # or as keywords:
     run_bench(lm, embedder, "bench-runs/x", task_set="lift", arms="no-memory,reasoningbank", seed=3)
 
-A field left at None is resolved by `run_bench` (the stream's size from `smoke`, the environment
-from `task_set`); what was resolved is written to the run's config.json.
+A field left at None is resolved by `run_bench`, once (`rbdspy.bench.settings.resolve`: the
+stream's size from `smoke`, the environment from `task_set`); the resolved object is what the run's
+jobs and players read, and what describes the run (not `SESSION_FIELDS`) is written to its
+config.json.
 """
 
 from __future__ import annotations
@@ -38,15 +40,15 @@ class BenchOptions(Options):
     compiled: str | Path | None = None
     """Compiled judge/extractor prompts for every bank: the output directory of `rbdspy compile`
     or a bank's saved .json (None: the hand-written prompts)."""
+    build_fraction: float = 0.5
+    """Share of the stream built on train variations; the rest is measured on `measure_split`."""
+    measure_split: str = "dev"
+    """The split the measured tasks are drawn from."""
     resume: bool = False
     """Continue the run in `out_dir`, skipping finished tasks (its settings must match)."""
     smoke: bool = False
     """CI size: the stream shrinks to `SMOKE_TASKS` tasks of `SMOKE_MAX_STEPS` steps, unless
     `n_tasks` / `max_steps` are given."""
-    build_fraction: float = 0.5
-    """Share of the stream built on train variations; the rest is measured on `measure_split`."""
-    measure_split: str = "dev"
-    """The split the measured tasks are drawn from."""
     lm_name: str = ""
     """The LM's name, as config.json and the reports record it."""
     embedder_name: str = ""
@@ -81,7 +83,9 @@ class BenchOptions(Options):
     world holding fewer quests than the stream asks is refused before the first task
     (`rbdspy.bench.tasks.StreamTooLongError`)."""
     agent: str = "auto"
-    """The EnvAgent variant every arm plays with (`rbdspy.bench.agent_variants.AGENT_VARIANTS`)."""
+    """The EnvAgent variant every arm plays with (`rbdspy.bench.agent_variants.AGENT_VARIANTS`);
+    "auto" is EnvAgent's default (`rbdspy.agent.agent_loop.DEFAULT_AIDS`), chosen per task by
+    whether its world persists."""
     pause_arms: str | list[str] | None = None
     """With `resume`: arms of the run not played this session (a comma list or a list). They keep
     their records, each arm is reported over the tasks it played, and a later resume without them

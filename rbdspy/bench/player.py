@@ -25,6 +25,7 @@ from rich.progress import Progress
 
 from rbdspy.agent import EnvAgent
 from rbdspy.bench.agent_variants import agent_options
+from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, calibration_path
 from rbdspy.bench.cost import AGENT, LOOP, lm_role
@@ -160,34 +161,20 @@ def arm_namespace(out_dir: Path, name: str) -> str:
 
 
 class ArmPlayer:
-    """Arm `name` over `stream`: `open()` prepares its bank and program (rolling back an
-    interrupted task's writes, seeding a seeded arm's fresh bank), `play(task)` plays one task
-    and appends its record, `close()` closes the bank. Tasks already recorded are in `done`."""
+    """Plays `job` (an `ArmJob`: an arm, its stream, its run directory and the run's settings) on
+    `environment`: `open()` prepares its bank and program (rolling back an interrupted task's
+    writes, seeding a seeded arm's fresh bank), `play(task)` plays one task and appends its
+    record, `close()` closes the bank. Tasks already recorded are in `done`."""
 
-    def __init__(
-        self,
-        name: str,
-        stream: list[BenchTask],
-        environment,
-        out_dir: Path,
-        embedder,
-        *,
-        max_steps: int,
-        compiled: str | None = None,
-        seed_records: list | None = None,
-        bank_url: str = "",
-        agent: str = "auto",
-        calibrate_on_build: bool = False,
-    ):
-        self.agent_options = agent_options(agent)
-        self.calibrate_on_build = calibrate_on_build
+    def __init__(self, job: ArmJob, environment, embedder):
+        settings = job.settings
+        self.job, self.settings = job, settings
+        self.agent_options = agent_options(settings.agent)
         self.calibration: BuildCalibration | None = None
-        self.name, self.stream, self.environment = name, stream, environment
-        self.out_dir, self.embedder = Path(out_dir), embedder
-        self.max_steps, self.compiled = max_steps, compiled
-        self.seed_records, self.bank_url = seed_records, bank_url
-        self.arm = ARMS[name]
-        self.path = arm_path(self.out_dir, name)
+        self.name, self.stream, self.environment = job.name, job.stream, environment
+        self.out_dir, self.embedder = Path(job.out_dir), embedder
+        self.arm = ARMS[job.name]
+        self.path = arm_path(self.out_dir, job.name)
         self.records = read_records(self.path)
         self.done = {r["index"] for r in self.records}
         self.store = self.program = self.agent = None
@@ -205,19 +192,20 @@ class ArmPlayer:
             rewrite_records(self.path, self.records)
         if not self.arm.uses_memory:
             self.store = None
-        elif self.bank_url:
+        elif self.settings.bank_url:
             namespace = arm_namespace(self.out_dir, self.name)
-            self.store = MemoryStore(self.bank_url, embedder=self.embedder, namespace=namespace)
+            self.store = MemoryStore(self.settings.bank_url, embedder=self.embedder, namespace=namespace)
         else:
             self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
         _roll_back(self.store, self.records, self.name)
-        self.agent = EnvAgent(self.environment, max_steps=self.max_steps, **self.agent_options)
-        context = BuildContext(agent=self.agent, store=self.store, compiled=self.compiled, stream=tuple(self.stream))
+        self.agent = EnvAgent(self.environment, max_steps=self.settings.max_steps, **self.agent_options)
+        compiled = self.settings.compiled
+        context = BuildContext(agent=self.agent, store=self.store, compiled=compiled, stream=tuple(self.stream))
         self.program = self.arm.build(context)
-        if self.calibrate_on_build and calibratable(self.program):
+        if self.settings.calibrate_on_build and calibratable(self.program):
             self.calibration = BuildCalibration(self.program, calibration_path(self.path))
         if self.arm.seeded and not self.records:  # a fresh (or rolled back to empty) bank: seed it first
-            _seed(self.program, self.seed_records or [], self.out_dir, self.name, progress, self.bar)
+            _seed(self.program, self.job.seed_records or [], self.out_dir, self.name, progress, self.bar)
         return self
 
     def play(self, task: BenchTask) -> dict[str, Any]:
@@ -273,20 +261,11 @@ class ArmPlayer:
         self.close()
 
 
-def run_arm(
-    name: str,
-    stream: list[BenchTask],
-    environment,
-    out_dir: Path,
-    embedder,
-    *,
-    progress: Progress | None = None,
-    **options: Any,
-) -> list[dict[str, Any]]:
-    """Plays every task of `stream` not yet recorded for arm `name`; returns all its records.
-    `options` are ArmPlayer's (max_steps, compiled, seed_records, bank_url, agent). The arm's bank
-    is banks/<name>/ under `out_dir`, or its namespace on the PostgreSQL server at `bank_url`."""
-    player = ArmPlayer(name, stream, environment, out_dir, embedder, **options)
+def run_arm(job: ArmJob, environment, embedder, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Plays every task of `job`'s stream not yet recorded for its arm; returns all its records.
+    The arm's bank is banks/<name>/ under the run directory, or its namespace on the PostgreSQL
+    server of the settings' `bank_url`."""
+    player = ArmPlayer(job, environment, embedder)
     with player.open(progress):
         for task in player.todo():
             player.play(task)

@@ -9,7 +9,7 @@ is beside it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -261,46 +261,56 @@ def success_bars_png(results: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def reproduce_command(config) -> str:
+def reproduce_command(config: Mapping[str, Any]) -> str:
+    """The `rbdspy bench` line that plays the run whose config.json "config" is `config` again
+    (`rbdspy.bench.settings.run_record`; a key an older run lacks is at its default)."""
     parts = [
-        f"--env {config.env}",
-        f"--tasks {config.n_tasks}",
-        f"--arms {','.join(config.arms)}",
-        f"--seed {config.seed}",
-        f"--max-steps {config.max_steps}",
+        f"--env {config['env']}",
+        f"--tasks {config['n_tasks']}",
+        f"--arms {','.join(config['arms'])}",
+        f"--seed {config['seed']}",
+        f"--max-steps {config['max_steps']}",
     ]
-    if isinstance(config.compiled, str):  # True (an older run's shipped prompts) has no flag: none are shipped
-        parts.append(f"--compiled {config.compiled}")
-    if getattr(config, "task_set", "demo") != "demo":
-        parts.append(f"--task-set {config.task_set}")
-    if getattr(config, "build_fraction", 0.5) != 0.5:
-        parts.append(f"--build-fraction {config.build_fraction:g}")
-    if getattr(config, "world_seed", None) is not None:
-        parts.append(f"--world-seed {config.world_seed}")
-    if getattr(config, "agent", "auto") != "auto":
-        parts.append(f"--agent {config.agent}")
-    if getattr(config, "calibrate_on_build", False):
+    compiled = config.get("compiled")
+    if isinstance(compiled, str):  # True (an older run's shipped prompts) has no flag: none are shipped
+        parts.append(f"--compiled {compiled}")
+    if config.get("task_set", "demo") != "demo":
+        parts.append(f"--task-set {config['task_set']}")
+    if config.get("build_fraction", 0.5) != 0.5:
+        parts.append(f"--build-fraction {config['build_fraction']:g}")
+    if config.get("world_seed") is not None:
+        parts.append(f"--world-seed {config['world_seed']}")
+    if config.get("agent", "auto") != "auto":
+        parts.append(f"--agent {config['agent']}")
+    if config.get("calibrate_on_build", False):
         parts.append("--calibrate-on-build")
-    if any(ARMS[a].seeded for a in config.arms):
-        parts += [f"--seed-from {p}" for p in config.seed_from] + [f"--seed-per-type {config.seed_per_type}"]
-    if config.lm:
-        parts.append(f"--lm {config.lm}")
-    if config.embedder:
-        parts.append(f"--embedder {config.embedder}")
+    if any(ARMS[a].seeded for a in config["arms"]):
+        parts += [f"--seed-from {p}" for p in config.get("seed_from") or []]
+        parts.append(f"--seed-per-type {config.get('seed_per_type', 2)}")
+    if config.get("lm"):
+        parts.append(f"--lm {config['lm']}")
+    if config.get("embedder"):
+        parts.append(f"--embedder {config['embedder']}")
     return command("rbdspy bench", *parts)
 
 
 def build_results(
-    config, stream: list[BenchTask], records: dict[str, list[dict]], n_resamples: int, out_dir: Path | None = None
+    config: Mapping[str, Any],
+    stream: list[BenchTask],
+    records: dict[str, list[dict]],
+    n_resamples: int,
+    out_dir: Path | None = None,
 ) -> dict[str, Any]:
+    """results.json: `config` (config.json's record of the run's settings), the stream, and what
+    the records say of each arm and of each arm against the baseline."""
     return {
-        "config": asdict(config),
+        "config": dict(config),
         "out_dir": str(out_dir) if out_dir is not None else None,
         "command": reproduce_command(config),
         "stream": [t.to_dict() for t in stream],
         "arms": {arm: summarise(rows) for arm, rows in records.items()},
         "costs": {arm: arm_costs(rows) for arm, rows in records.items()},
-        "comparisons": compare(records, BASELINE, seed=config.seed, n_resamples=n_resamples),
+        "comparisons": compare(records, BASELINE, seed=config["seed"], n_resamples=n_resamples),
         "memory": {arm: memory_summary(rows) for arm, rows in records.items()},
         "calibration": {
             arm: found
@@ -329,7 +339,7 @@ def self_agreement(records: dict[str, list[dict]]) -> dict[str, int] | None:
 
 def write_reports(
     out_dir: Path,
-    config,
+    config: Mapping[str, Any],
     stream: list[BenchTask],
     records: dict[str, list[dict]],
     *,
@@ -338,7 +348,8 @@ def write_reports(
     experiment: str = "rbdspy-bench",
     n_resamples: int = 10_000,
 ) -> dict[str, Any]:
-    """Writes every output file, prints the table, logs to MLflow; returns the results."""
+    """Writes every output file, prints the table, logs to MLflow; returns the results. `config`
+    is the run's record of its settings (`rbdspy.bench.settings.run_record`)."""
     results = build_results(config, stream, records, n_resamples, out_dir)
     learning_curve_png(records, stream, out_dir / CURVE_PNG)
     success_bars_png(results, out_dir / BARS_PNG)

@@ -1,5 +1,7 @@
 """`rbdspy bench`: does memory make the agent better, and at what cost? Checks the options,
-builds a `BenchOptions` and runs `rbdspy.bench.run_bench` (or, with --report-only, `report_run`)."""
+builds one `BenchOptions` and hands it to `rbdspy.bench.run_bench` (or, with --report-only, runs
+`report_run`). --agent's help is made from the variants themselves (`rbdspy.bench.variant_help`),
+so it says what each one, "auto" first, really plays with."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from rbdspy.bench.arms import ARM_SETS
 from rbdspy.bench.executors import EXECUTORS
 from rbdspy.bench.tasks import StreamTooLongError
 from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
+from rbdspy.bench.variant_help import agent_help
 from rbdspy.cli.common import ENV_HELP, EmbedderOpt, LmOpt, check_env, get_console, models
 from rbdspy.envs.task_sets import env_for_task_set
 from rbdspy.ray_support import NotPicklableError, RayMissingError
@@ -77,15 +80,7 @@ def bench(
         help="The world a house stream is played in (default 1; --env textworld only). A world that holds fewer "
         "quests than the stream asks is refused before the first task.",
     ),
-    agent: str = typer.Option(
-        "auto",
-        "--agent",
-        help="The agent every arm plays with: auto (as EnvAgent chooses: routes in a world that persists, plain "
-        "elsewhere) | plain (no aid) | status (where it is, what it carries) | guard (no action "
-        "repeated from the same state) | loop (both) | suggest (memory's next admissible action shown first) | "
-        "loop-suggest (all three) | focus (actions naming what the task names first) | full (all four) | "
-        "routes (full, memory only as suggestions).",
-    ),
+    agent: str = typer.Option("auto", "--agent", help=agent_help()),
     pause_arms: str | None = typer.Option(
         None,
         "--pause-arms",
@@ -200,9 +195,9 @@ def bench(
         pause_arms=pause_arms,
     )
     try:
-        # Every field as a keyword: run_bench takes either, and one that stands in for it (a test) sees each setting.
-        # Looked up on rbdspy.bench at each call, so that a stand-in set there is the one called.
-        rbdspy.bench.run_bench(*models(lm, embedder), out, console=console, **options.as_kwargs())
+        # The settings as one object, which run_bench resolves once and passes down. Looked up on
+        # rbdspy.bench at each call, so that a stand-in set there (a test) is the one called.
+        rbdspy.bench.run_bench(*models(lm, embedder), out, options, console=console)
     except (RayMissingError, NotPicklableError) as error:
         raise typer.BadParameter(str(error), param_hint="--executor") from error
     except ConnectionError as error:

@@ -7,11 +7,11 @@ import json
 import dspy
 from rich.console import Console
 
-from rbdspy.bench import report_run
+from rbdspy.bench import BenchOptions, report_run
 from rbdspy.bench.cost import arm_costs
 from rbdspy.bench.records import append_record, arm_path, rejected_actions
 from rbdspy.bench.report import COLUMNS, markdown_table
-from rbdspy.bench.runner import BenchConfig
+from rbdspy.bench.settings import resolve, run_record
 from rbdspy.bench.stats import summarise
 from rbdspy.types import Trajectory
 
@@ -99,7 +99,7 @@ def test_report_only_rewrites_the_table_from_the_records_on_disk(tmp_path):
         {"index": i, "task_id": f"twx/cookingworld/dev/{i}", "phase": "measure", "task_type": "cookingworld"}
         for i in range(3)
     ]
-    config = {"config": {**BenchConfig(env="twx", n_tasks=3, arms=ARMS).__dict__}, "stream": stream}
+    config = {"config": run_record(resolve(BenchOptions(env="twx", n_tasks=3, arms=ARMS))), "stream": stream}
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     for arm, rows in NEW.items():
         for row in rows:

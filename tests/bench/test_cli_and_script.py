@@ -13,7 +13,12 @@ from rbdspy.cli import app
 @pytest.fixture
 def captured(monkeypatch):
     seen = {}
-    monkeypatch.setattr(rbdspy.bench, "run_bench", lambda *args, **kwargs: seen.update(kwargs, args=args))
+    # The command hands run_bench one BenchOptions; the stand-in keeps its fields, by name.
+    monkeypatch.setattr(
+        rbdspy.bench,
+        "run_bench",
+        lambda lm, embedder, out, options, **kwargs: seen.update(options.as_kwargs(), args=(lm, embedder, out)),
+    )
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: f"lm:{spec}")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: f"emb:{spec}")
     return seen
@@ -147,27 +152,31 @@ def test_bench_command_plays_real_games_and_writes_every_output(demo_env, tmp_pa
 def test_the_reproduce_command_gives_back_the_run_settings(captured):
     import shlex
 
-    from rbdspy.bench.arms import parse_arms
+    from rbdspy.bench import BenchOptions
     from rbdspy.bench.report import reproduce_command
-    from rbdspy.bench.runner import BenchConfig
+    from rbdspy.bench.settings import resolve, run_record
 
-    config = BenchConfig(
-        n_tasks=50,
-        arms=parse_arms("lift"),
-        seed=3,
-        max_steps=15,
-        build_fraction=0.2,
-        task_set="lift",
-        seed_per_type=1,
-        lm="local",
-        embedder="local",
+    config = run_record(
+        resolve(
+            BenchOptions(
+                n_tasks=50,
+                arms="lift",
+                seed=3,
+                max_steps=15,
+                build_fraction=0.2,
+                task_set="lift",
+                seed_per_type=1,
+                lm_name="local",
+                embedder_name="local",
+            )
+        )
     )
     argv = shlex.split(reproduce_command(config))
     assert argv[:2] == ["rbdspy", "bench"]
     result = CliRunner().invoke(app, argv[1:])
     assert result.exit_code == 0, result.output
     played = (captured["n_tasks"], captured["arms"], captured["seed"], captured["max_steps"], captured["compiled"])
-    assert played == (50, config.arms, 3, 15, None)
+    assert played == (50, config["arms"], 3, 15, None)
     assert (captured["build_fraction"], captured["task_set"], captured["seed_per_type"]) == (0.2, "lift", 1)
 
 
@@ -183,12 +192,14 @@ def test_bench_help_lists_every_arm_set():
 def test_the_reproduce_command_of_a_house_run_names_its_world_and_agent(captured):
     import shlex
 
+    from rbdspy.bench import BenchOptions
     from rbdspy.bench.report import reproduce_command
-    from rbdspy.bench.runner import BenchConfig
+    from rbdspy.bench.settings import resolve, run_record
 
-    config = BenchConfig(
+    options = BenchOptions(
         env="textworld", arms=["no-memory", "gold-exemplar"], task_set="house", world_seed=2, agent="loop-suggest"
     )
+    config = run_record(resolve(options))
     argv = shlex.split(reproduce_command(config))
     result = CliRunner().invoke(app, argv[1:])
     assert result.exit_code == 0, result.output

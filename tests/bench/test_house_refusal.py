@@ -11,7 +11,7 @@ pytest.importorskip("textworld")
 from bench_testing import Unclosed, quiet_bench  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-import rbdspy.bench.runner  # noqa: E402
+import rbdspy.bench.settings  # noqa: E402
 import rbdspy.lm  # noqa: E402
 from rbdspy.bench.tasks import StreamTooLongError, build_stream  # noqa: E402
 from rbdspy.cli import app  # noqa: E402
@@ -51,7 +51,7 @@ def test_a_stream_that_fits_draws_only_quests_the_world_holds(small_house):
 def test_the_cli_refuses_in_one_line_and_exits_non_zero(small_house, tmp_path, monkeypatch):
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: f"lm:{spec}")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: f"emb:{spec}")
-    monkeypatch.setattr(rbdspy.bench.runner, "open_task_set", lambda *a, **k: Unclosed(small_house))
+    monkeypatch.setattr(rbdspy.bench.settings, "open_task_set", lambda *a, **k: Unclosed(small_house))
     out = tmp_path / "run"
     argv = ["bench", "--task-set", "house", "--world-seed", str(SMALL_WORLD), "--tasks", "6", "--out", str(out)]
     result = CliRunner().invoke(app, argv)

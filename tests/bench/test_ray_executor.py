@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 import rbdspy.bench
 import rbdspy.lm
-from rbdspy.bench import run_bench
+from rbdspy.bench import BenchOptions, run_bench
 from rbdspy.bench.executors import ArmJob, LocalExecutor, RayExecutor, make_executor
 from rbdspy.bench.records import arm_path, read_records
+from rbdspy.bench.settings import resolve
 from rbdspy.cli import app
 from rbdspy.memory import MemoryStore
 from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray
@@ -130,7 +131,7 @@ def test_an_lm_that_cannot_travel_is_refused_before_any_arm_plays(hash_embedder)
 
 
 def test_a_worker_that_cannot_see_the_run_directory_says_so(ray_cluster, tmp_path):
-    job = ArmJob("no-memory", [], tmp_path / "elsewhere", "twx", "demo", 2, True)
+    job = ArmJob("no-memory", resolve(BenchOptions(max_steps=2)), [], tmp_path / "elsewhere")
     with pytest.raises(
         ValueError, match="cannot see the run directory .*--ray-address, --out must be on a filesystem"
     ) as error:
@@ -160,7 +161,12 @@ def test_a_local_cluster_is_sized_by_workers_and_an_address_is_joined(monkeypatc
 @pytest.fixture
 def captured(monkeypatch):
     seen = {}
-    monkeypatch.setattr(rbdspy.bench, "run_bench", lambda *args, **kwargs: seen.update(kwargs, args=args))
+    # The command hands run_bench one BenchOptions; the stand-in keeps its fields, by name.
+    monkeypatch.setattr(
+        rbdspy.bench,
+        "run_bench",
+        lambda lm, embedder, out, options, **kwargs: seen.update(options.as_kwargs(), args=(lm, embedder, out)),
+    )
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: f"lm:{spec}")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: f"emb:{spec}")
     return seen

@@ -20,7 +20,9 @@ def seen(monkeypatch):
     """What `rbdspy demo` hands to run_demo and `rbdspy bench` to run_bench (nothing is played)."""
     calls: dict = {}
     monkeypatch.setattr(rbdspy.cli.demo_run, "run_demo", lambda *args, **kwargs: calls.update(demo=kwargs))
-    monkeypatch.setattr(rbdspy.bench, "run_bench", lambda *args, **kwargs: calls.update(bench=kwargs))
+    monkeypatch.setattr(
+        rbdspy.bench, "run_bench", lambda lm, embedder, out, options, **kwargs: calls.update(bench=options.as_kwargs())
+    )
     monkeypatch.setattr(rbdspy.lm, "make_lm", lambda spec: "lm")
     monkeypatch.setattr(rbdspy.lm, "make_embedder", lambda spec: "embedder")
     return calls

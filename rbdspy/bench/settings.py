@@ -1,0 +1,151 @@
+"""A run's settings, resolved once: the `BenchOptions` every part of a run reads, and how
+config.json records them.
+
+Why one place: a run's settings used to be restated by each class that carried them (the
+runner's config, the Ray job, the player), so a new option had to be threaded through four
+signatures and each could drift. Now `resolve` turns the `BenchOptions` a caller gave into the
+`BenchOptions` the run plays with (every field `run_bench` fills in filled in, checked before
+any work), and that one object travels: the runner, each `ArmJob` (a Ray worker included) and
+each `ArmPlayer` read their settings from it.
+
+config.json's "config" is `run_record(settings)`: the fields that describe the run (not the ones
+that only say how this session runs it, `SESSION_FIELDS`), two of them under their older names
+(`RECORDED_AS`), the PostgreSQL password left out. Its keys and values are what they were when a
+dataclass of its own restated them, so a committed run resumes (`resume_mismatches`) and reports
+(`saved_record`) as before. `open_environment` opens what the settings name, for the runner and
+for each Ray worker alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from rbdspy.bench.agent_variants import agent_options
+from rbdspy.bench.arms import parse_arms
+from rbdspy.bench.options import BenchOptions
+from rbdspy.bench.records import GOLD_FILE
+from rbdspy.envs.task_sets import env_for_task_set, open_task_set
+from rbdspy.memory.postgres import redacted
+
+# Default size, for the embedded 1.5B local LM on 2 cores, where an agent step takes seconds: 12
+# tasks x up to 8 steps x 3 arms fits in about an hour, judge and extractor calls included
+# (docs/guides/bench.md#default-size-and-its-duration).
+DEFAULT_TASKS = 12
+DEFAULT_MAX_STEPS = 8
+SMOKE_TASKS = 6  # two of each demo game: one built on train, one measured on dev
+SMOKE_MAX_STEPS = 2
+
+# How this session runs the run, not what the run is: not in config.json, free to differ on resume.
+SESSION_FIELDS = ("resume", "mlflow", "experiment", "n_resamples", "executor", "ray_address", "workers", "pause_arms")
+# Fields config.json keeps under another name (the names it has always had).
+RECORDED_AS = {"lm_name": "lm", "embedder_name": "embedder"}
+# Settings that must match for --resume to continue a run rather than mix two (config.json's names).
+RESUME_KEYS = (
+    "env",
+    "n_tasks",
+    "seed",
+    "max_steps",
+    "compiled",
+    "build_fraction",
+    "measure_split",
+    "task_set",
+    "bank_url",
+    "world_seed",
+    "agent",
+    "calibrate_on_build",
+)
+
+
+def compiled_setting(compiled: Any) -> str | None:
+    """`compiled` as a run records it (a path as a string, or None); a path that does not exist,
+    or anything else, is an error before any work."""
+    if compiled is None:
+        return None
+    if isinstance(compiled, bool) or not isinstance(compiled, (str, Path)):
+        raise TypeError(
+            "compiled is the output directory of `rbdspy compile` or a bank's saved .json, or None for the "
+            f"hand-written prompts (the package ships none); got {compiled!r}"
+        )
+    if not Path(compiled).exists():
+        raise FileNotFoundError(f"no compiled prompts at {compiled}")
+    return str(compiled)
+
+
+def resolve(options: BenchOptions) -> BenchOptions:
+    """The settings a run plays with: `options` with the environment, the stream's size, the arms,
+    the compiled prompts and the seed files resolved (a list of arm names, strings for paths).
+    A setting that cannot be played (an unknown agent variant or arm, a world seed outside
+    textworld, a step limit under 1, compiled prompts that are not there) is an error here, before
+    any work. Resolving resolved settings changes nothing."""
+    env = env_for_task_set(options.task_set, options.env)
+    if options.world_seed is not None and env != "textworld":
+        raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
+    agent_options(options.agent)  # an unknown variant fails before any work
+    smoke = options.smoke
+    max_steps = options.max_steps
+    max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
+    if max_steps < 1:
+        raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
+    return options.replace(
+        env=env,
+        n_tasks=options.n_tasks if options.n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS),
+        arms=parse_arms(options.arms),
+        max_steps=max_steps,
+        compiled=compiled_setting(options.compiled),
+        seed_from=[str(p) for p in (options.seed_from or [])],
+    )
+
+
+def run_record(settings: BenchOptions) -> dict[str, Any]:
+    """config.json's "config" (and results.json's): the resolved `settings` that describe the run,
+    under config.json's names, the bank server's password left out ("" for no server)."""
+    record = {
+        RECORDED_AS.get(f.name, f.name): getattr(settings, f.name)
+        for f in fields(settings)
+        if f.name not in SESSION_FIELDS
+    }
+    record["arms"] = list(record["arms"])
+    record["seed_from"] = list(record["seed_from"])
+    record["bank_url"] = redacted(settings.bank_url) if settings.bank_url else ""
+    return record
+
+
+def record_defaults() -> dict[str, Any]:
+    """The record of a run left at every default: what a run written before a setting existed had."""
+    return run_record(resolve(BenchOptions()))
+
+
+def saved_record(saved: Mapping[str, Any]) -> dict[str, Any]:
+    """A config.json's "config" as this version records one: a key it lacks at its default, a key
+    this version no longer records left out."""
+    defaults = record_defaults()
+    return {key: saved.get(key, default) for key, default in defaults.items()}
+
+
+def _resume_value(key: str, value: Any) -> Any:
+    """A setting as resuming compares it: `compiled` True (the package's shipped prompts, in a run
+    written before compiled prompts were given by path) is None, as the package ships none."""
+    return None if key == "compiled" and isinstance(value, bool) else value
+
+
+def resume_mismatches(saved: Mapping[str, Any], settings: BenchOptions) -> list[str]:
+    """What stops `settings` resuming the run whose config.json "config" is `saved`, one line per
+    setting of `RESUME_KEYS` that differs ("key: run has X, asked Y"); empty when it may resume."""
+    run, asked = saved_record(saved), run_record(settings)
+    return [
+        f"{key}: run has {saved.get(key)!r}, asked {asked[key]!r}"
+        for key in RESUME_KEYS
+        if _resume_value(key, run[key]) != _resume_value(key, asked[key])
+    ]
+
+
+def open_environment(settings: BenchOptions, out_dir: str | Path):
+    """The environment resolved `settings` play in, opened (the caller closes it): `env`'s
+    `task_set`, in the world `world_seed` names; ScienceWorld's gold paths pinned in the run
+    directory. What the runner opens, and what each Ray worker opens for itself."""
+    world = {"world_seed": settings.world_seed} if settings.world_seed is not None else {}
+    pinned = {"gold_cache": Path(out_dir) / GOLD_FILE} if settings.env == "scienceworld" else {}
+    return open_task_set(settings.env, settings.task_set, **world, **pinned)

@@ -1,0 +1,50 @@
+"""`rbdspy bench --help` says what each --agent variant plays with, "auto" as EnvAgent really
+chooses (it once said "routes" where EnvAgent played "routes-handle"), and the command-line guide
+lists the same variants."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rbdspy.agent.agent_loop import DEFAULT_AIDS
+from rbdspy.bench.agent_variants import AGENT_VARIANTS
+from rbdspy.bench.variant_help import describe_variant
+from rbdspy.cli import app
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "cli.md"
+
+
+def _help() -> str:
+    output = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "2000"}).output
+    return " ".join(output.replace("│", " ").split())
+
+
+def _variant(aids) -> str:
+    return next(name for name, value in AGENT_VARIANTS.items() if value == aids)
+
+
+def test_the_help_names_the_agent_envagent_really_plays_with():
+    persistent, elsewhere = _variant(DEFAULT_AIDS.persistent), _variant(DEFAULT_AIDS.elsewhere)
+    assert (persistent, elsewhere) == ("routes-handle", "plain")
+    text = _help()
+    assert f"auto (EnvAgent's own choice, per task: {persistent} in a world that persists, {elsewhere} elsewhere)" in (
+        text
+    )
+    assert "auto (as EnvAgent chooses: routes in" not in text
+    for name in AGENT_VARIANTS:
+        assert f"{name} ({describe_variant(name)})" in text
+
+
+def test_each_variant_is_described_by_what_it_adds():
+    assert describe_variant("plain") == "no aid"
+    assert describe_variant("loop-suggest") == "loop + suggest"
+    assert describe_variant("routes") == "full + show_memory off, confirm"
+    assert describe_variant("routes-handle") == "routes-explore + handle, listed_only, scan"
+
+
+def test_the_guide_lists_every_variant():
+    shown = re.search(r"\[--agent ([\w|-]+)\]", GUIDE.read_text(encoding="utf-8"))
+    assert shown and shown.group(1).split("|") == list(AGENT_VARIANTS)
