@@ -193,6 +193,39 @@ class Verdict(BaseModel):
         return cls(label=label, rationale=rationale or f"Ground-truth outcome: {label}.", source="ground_truth")
 
 
+class Act(BaseModel):
+    """One action, typed by the environment's adapter (`rbdspy.envs.actions`): `template` is the
+    environment's own with `{}` for each thing, `args` the canonical names of the things in order
+    ("move {} to {}", ("orange", "blue box")); `on_way`: done to a way between places (a door),
+    not to a thing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    template: str = Field(min_length=1)
+    args: tuple[str, ...] = ()
+    on_way: bool = False
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        """What two acts must share to be the same action."""
+        return self.template, tuple(a.lower() for a in self.args)
+
+    @property
+    def verb(self) -> str:
+        """The template's words before its first slot ("pick up" of "pick up {}")."""
+        return self.template.split("{}")[0].strip()
+
+    def with_args(self, args: tuple[str, ...] | list[str]) -> Act:
+        return Act(template=self.template, args=tuple(args), on_way=self.on_way)
+
+    def __str__(self) -> str:
+        parts = self.template.split("{}")
+        out = parts[0]
+        for arg, part in zip(self.args, parts[1:], strict=False):
+            out += arg + part
+        return out
+
+
 class ExperienceStep(BaseModel):
     """One action of an episode as a map reads it: where it was taken, whether the environment
     accepted it, where it led and what was in view and in hand after it. Places and things are
@@ -209,6 +242,7 @@ class ExperienceStep(BaseModel):
     way_back: str | None = None  # after a move, the action that undoes it, where the environment says
     answered: str | None = None  # the thing this action gave as the task's answer, where the environment says
     score: float | None = None  # the environment's score after it, where it keeps one
+    act: Act | None = None  # the action typed by the environment's adapter, where it types its actions
 
 
 class Experience(BaseModel):

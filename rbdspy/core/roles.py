@@ -29,3 +29,6 @@ WAY_BACK = "way_back"
 # After an action that gave the task's answer, the thing it answered with as the environment says
 # it (its adapter's `answer_in`: ScienceWorld's "focus on X" answers with X).
 ANSWERED = "answered"
+# An action as the environment's adapter types it (`rbdspy.types.Act`), noted on the observation
+# after it: a map reads the typed action, never re-forms the text.
+ACT = "act"

@@ -28,14 +28,17 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from rbdspy.envs.actions import Act
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
 from rbdspy.envs.scienceworld_actions import FIXTURE_CLASSES, PUT_DOWN, ambiguity_choices, compact_actions
+from rbdspy.envs.scienceworld_grammar import ScienceWorldGrammar, thing_name
 
 NAME = "scienceworld"
 UNKNOWN_ACTION = "No known action matches that input."
 EMPTY_ACTION = "No action given."
 WORLD = "scienceworld/house"
+ROOM_CLASS = "scienceworld.objects.location.Room"
 # "This room is called the kitchen." / "This outside location is called the outside."
 _PLACE = re.compile(r"is called the ([^.\n]+)\.")
 # A door the free look lists: "A door to the hallway (that is closed)".
@@ -126,6 +129,7 @@ class ScienceWorld(EnvironmentBase):
         self._done = False
         self._last_obs = ""
         self.gold_cache = GoldCache(gold_cache) if gold_cache is not None else None
+        self._grammar = ScienceWorldGrammar()
 
     # ---- tasks ---------------------------------------------------------------------------
 
@@ -240,10 +244,15 @@ class ScienceWorld(EnvironmentBase):
 
     def answer_in(self, action: str) -> str | None:
         """ "focus on X" gives X as the task's answer: a wrong one ends the episode as a failure."""
-        words = action.strip().split(maxsplit=2)
-        if len(words) == 3 and words[0].lower() == "focus" and words[1].lower() == "on":
-            return words[2]
-        return None
+        return self._grammar.answer(self.parse_action(action))
+
+    def parse_action(self, text: str) -> Act:
+        """`text` as a typed action (`scienceworld_grammar`): the simulator's template and the
+        canonical names of its things."""
+        return self._grammar.parse(text)
+
+    def render_action(self, act: Act) -> str:
+        return self._grammar.render(act)
 
     def kind_of(self, task: TaskRef | str) -> str:
         """Its task type: every variation of one asks for the same kind of thing."""
@@ -277,8 +286,24 @@ class ScienceWorld(EnvironmentBase):
             return None
         referents = json.loads(str(self._server.getPossibleObjectReferentLUTJSON()))
         types = json.loads(str(self._server.getPossibleObjectReferentTypesLUTJSON()))
-        carrying = carried_things(str(self._server.freeActionInventory()))
-        return Whereabouts(place=place.group(1).strip(), in_view=things_in_view(referents, types), carrying=carrying)
+        self._know_rooms(types)
+        rooms = self._grammar.rooms
+        carrying = [thing_name(t, rooms) for t in carried_things(str(self._server.freeActionInventory()))]
+        in_view = sorted({thing_name(t, rooms) for t in things_in_view(referents, types)} - set(carrying))
+        return Whereabouts(place=place.group(1).strip(), in_view=in_view, carrying=carrying)
+
+    def _know_rooms(self, types: dict[str, dict]) -> None:
+        """The house's rooms, from the simulator's referent types: a thing named as being in one
+        ("cup in art studio") is named without it."""
+        rooms = {
+            str(name)
+            for entry in types.values()
+            if entry.get("desc") == ROOM_CLASS
+            for k, name in entry.items()
+            if k != "desc"
+        }
+        if rooms - set(self._grammar.rooms):
+            self._grammar = ScienceWorldGrammar(sorted(rooms | set(self._grammar.rooms)))
 
     # ---- references ----------------------------------------------------------------------
 

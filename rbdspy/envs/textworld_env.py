@@ -31,8 +31,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from rbdspy.envs.actions import Act, TemplateGrammar
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
-from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move
+from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move, textworld_grammar
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import (
     HouseCatalogue,
@@ -184,6 +185,7 @@ class TextWorldHouses(EnvironmentBase):
         self._admissible_all: list[str] = []
         self._moves = 0
         self._won = False
+        self._grammar: TemplateGrammar | None = None
 
     # ---- worlds and quests -------------------------------------------------------------------
 
@@ -222,6 +224,16 @@ class TextWorldHouses(EnvironmentBase):
         """Every quest of a world starts from its state (in its start room, or with `starts` in a
         room of its own): "textworld/<seed>", whatever the room."""
         return f"{NAME}/{self._task(task).task_type}"
+
+    def kind_of(self, task: TaskRef | str) -> str:
+        """The quest's objective with the names of the world's things and rooms left out ("put the
+        {} in the {}."): quests of one kind are done alike with other things."""
+        ref = self._task(task)
+        objective = " ".join(self.describe(ref).lower().split())
+        names = sorted({n.lower() for n in self.names(int(ref.task_type)).values() if n}, key=len, reverse=True)
+        for name in names:
+            objective = re.sub(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", "{}", objective)
+        return objective
 
     def task_facts(self, task: TaskRef | str) -> HouseFacts:
         """The facts of the task's world, its start the room the task starts in."""
@@ -330,6 +342,9 @@ class TextWorldHouses(EnvironmentBase):
         self._game = start_game(self.catalogue(quest.world_seed).game_path(quest), infos)
         self._state = self._game.reset()
         self._current, self._moves, self._won = ref, 0, False
+        self._grammar = textworld_grammar(
+            self._state.get("command_templates") or (), self._state.get("typed_entities") or ()
+        )
         self._admissible_all = order_admissible(self._state.admissible_commands or [])
         self._descriptions[ref.id] = quest.objective
         return self._observation(clean_feedback(self._state.description), quest.objective, admissible)
@@ -372,6 +387,15 @@ class TextWorldHouses(EnvironmentBase):
     def way_back(self, action: str, came_from: str) -> str | None:
         """A compass move undone by the opposite one ("go north" -> "go south")."""
         return opposite_move(action)
+
+    def parse_action(self, text: str) -> Act:
+        """`text` as a typed action, by the game's own command templates (an action none fits is
+        an act of its own, its template the text)."""
+        act = self._grammar.parse(text) if self._grammar is not None else None
+        return act if act is not None else Act(template=" ".join(str(text).split()).lower() or "?")
+
+    def render_action(self, act: Act) -> str:
+        return self._grammar.render(act) if self._grammar is not None else str(act)
 
     def whereabouts(self) -> Whereabouts | None:
         """The room the game's description names, the things the player may examine there that

@@ -28,9 +28,10 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rbdspy.envs.actions import Act
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
 from rbdspy.envs.gold_cache import GoldCache
-from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move
+from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move, twx_grammar
 
 NAME = "twx"
 UNKNOWN_ACTION = "Unknown action"
@@ -42,6 +43,7 @@ _LOCATION = re.compile(r"You are in the ([^.]+)\.")
 # The objects of the game's valid actions ("take coin", "open fridge"); doors are the map's edges.
 _OBJECT = re.compile(r"^(?:take|open|close|examine|eat|read|cook|put)\s+(?!door\b)(.+?)(?:\s+(?:in|on)\s+.+)?$")
 _CARRIED = re.compile(r"^\s+(?:an?|the|some)\s+(.+?)\s*$", re.MULTILINE)
+_GRAMMAR = twx_grammar()
 
 
 def _location(state: dict) -> str:
@@ -204,6 +206,15 @@ class TextWorldExpress(EnvironmentBase):
             obs = str(self._state.get("observation", ""))
             valid = not obs.startswith(UNKNOWN_ACTION)
         return self._step_result(obs, valid, admissible)
+
+    def parse_action(self, text: str) -> Act:
+        """`text` as a typed action, by TextWorld-Express's forms (an action none fits is an act of
+        its own, its template the text)."""
+        act = _GRAMMAR.parse(text)
+        return act if act is not None else Act(template=" ".join(str(text).split()).lower() or "?")
+
+    def render_action(self, act: Act) -> str:
+        return _GRAMMAR.render(act)
 
     def way_back(self, action: str, came_from: str) -> str | None:
         """A compass move undone by the opposite one ("move north" -> "move south")."""

@@ -3,7 +3,8 @@
 Every way of learning in rbdspy is the same step: label the trajectory (the known outcome when
 there is one, else the LM judge), distil lessons from it (the extractor for one trajectory, the
 contrastive distiller for several attempts at one task), consolidate them into the store with
-their provenance, and record which stored items were served for the task. `ReasoningBank`,
+their provenance, add each stored episode's typed experience to the map of its world (`maps`),
+and record which stored items were served for the task. `ReasoningBank`,
 `MaTTS` (both modes), `VanillaTTS` and the benchmark baselines all learn through a `Learner`,
 so a change to that step (how uses are credited, how lessons are gated) is made here once.
 
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 import dspy
 
 from rbdspy.core.plan import Blocking, Call, Plan, arun, run
+from rbdspy.maps.world_maps import WorldMaps
 from rbdspy.memory import MemoryStore, make_policy
 from rbdspy.memory.consolidation import ConsolidationPolicy
 from rbdspy.memory.defence import Quarantine
@@ -84,6 +86,8 @@ class Learner:
         self.scope = scope
         self.trust_outcome = trust_outcome
         self.retire_harmful = retire_harmful
+        # One map per world the store's episodes were played in, updated with each item stored.
+        self.maps = WorldMaps(store)
 
     # ---- labelling ------------------------------------------------------------------------
 
@@ -192,7 +196,9 @@ class Learner:
             items, _held = self.quarantine.split(items, verdict)
             if not items:
                 return []
-        return self.policy.apply(self.store, items)
+        stored = self.policy.apply(self.store, items)
+        self.maps.note(stored)
+        return stored
 
     # ---- bookkeeping of uses --------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from rbdspy.types import Experience, MemoryItem
 
 RESULT_FIELDS = ("verdict", "memories_used", "memories_added", "trajectory", "retrieval")
 EXPERIENCE_FIELD = "experience"  # the agent input that receives served items' typed experiences
+WORLD_MAP_FIELD = "world_map"  # the agent input that receives the map of the task's world
 
 
 def experiences_of(items: Iterable[Any]) -> list[Experience]:
@@ -175,6 +176,7 @@ class ReasoningBank(dspy.Module):
             )
         self.agent = agent
         self._takes_experience = accepts_input(agent, EXPERIENCE_FIELD)
+        self._takes_map = accepts_input(agent, WORLD_MAP_FIELD)
         self.store = store
         self.judge = _part("judge", judge, lambda: Judge())
         self.extractor = _part("extractor", extractor, lambda: Extractor())
@@ -228,12 +230,18 @@ class ReasoningBank(dspy.Module):
             raise ValueError(f"{self.memory_field!r} is filled by the bank from memory; do not pass it as an input")
         return task_text(task_inputs, self.task_field)
 
-    def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem]) -> dict[str, Any]:
-        """The agent's inputs: the task's, plus the served items as a fenced memory block, and, to
-        an agent that takes an `experience` input (EnvAgent), the served items' typed experiences."""
+    def agent_inputs(
+        self, task_inputs: dict[str, Any], used: list[MemoryItem], world: str | None = None
+    ) -> dict[str, Any]:
+        """The agent's inputs: the task's, plus the served items as a fenced memory block; to an
+        agent that takes an `experience` input (EnvAgent), the served items' typed experiences; to
+        one that takes a `world_map` input, the map of the task's `world` learned from every
+        episode of it the store holds (`learner.maps`)."""
         inputs = {**task_inputs, self.memory_field: format_memory_block(used)}
         if self._takes_experience:
             inputs[EXPERIENCE_FIELD] = experiences_of(used)
+        if self._takes_map and world is not None:
+            inputs[WORLD_MAP_FIELD] = self.learner.maps.map_for(world)
         return inputs
 
     def recall_plan(self, task_inputs: dict[str, Any]) -> Plan:
@@ -262,7 +270,8 @@ class ReasoningBank(dspy.Module):
 
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         recall = yield from self.recall_plan(task_inputs)
-        outputs = output_fields((yield from call_agent(self.agent, self.agent_inputs(task_inputs, recall.memories))))
+        inputs = yield Blocking(self.agent_inputs, (task_inputs, recall.memories, recall.world))
+        outputs = output_fields((yield from call_agent(self.agent, inputs)))
         trajectory = trajectory_of(outputs, recall.task, task_inputs)
         learned = yield from self.learner.learn_plan(
             trajectory, recall.task, situation=recall.situation, lessons=self.reads_lessons(task_inputs)

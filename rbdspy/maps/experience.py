@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.core.roles import AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
-from rbdspy.types import Experience, ExperienceStep, Trajectory
+from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.types import Act, Experience, ExperienceStep, Trajectory
 
 
 def _note(metadata: dict[str, Any] | None) -> dict[str, Any]:
     note = (metadata or {}).get(WHEREABOUTS)
     return note if isinstance(note, dict) and note.get("place") else {}
+
+
+def _act(value: Any) -> Act | None:
+    """The typed action an observation step notes, where the environment typed it."""
+    if isinstance(value, Act):
+        return value
+    return Act.model_validate(value) if isinstance(value, dict) and value.get("template") else None
 
 
 def _score(value: Any) -> float | None:
@@ -27,8 +34,8 @@ def _score(value: Any) -> float | None:
 def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience | None:
     """The episode's experience: its world (the trajectory's `world`), where it started, and each
     action with where it was taken, whether it was accepted, where it led, what was in view and
-    in hand after it, the thing it answered with (if it gave the task's answer) and the score
-    after it; places are
+    in hand after it, the thing it answered with (if it gave the task's answer), the score after it
+    and the action typed (where the environment types its actions); places are
     None where the environment names none. None when the trajectory holds no observation and no
     action. `won` overrides the trajectory's own outcome (a judged label, where no outcome is
     known)."""
@@ -59,6 +66,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     way_back=(step.metadata or {}).get(WAY_BACK),
                     answered=(step.metadata or {}).get(ANSWERED),
                     score=_score((step.metadata or {}).get("score")),
+                    act=_act((step.metadata or {}).get(ACT)),
                 )
             )
             here = after

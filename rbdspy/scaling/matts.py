@@ -294,7 +294,7 @@ class MaTTS(dspy.Module):
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         """Memory is retrieved once: every rollout sees the same block, and the items count one use."""
         recall = yield from self.bank.recall_plan(task_inputs)
-        agent_inputs = self.bank.agent_inputs(task_inputs, recall.memories)
+        agent_inputs = self.bank.agent_inputs(task_inputs, recall.memories, recall.world)
         run_mode = self._parallel if self.mode == "parallel" else self._sequential
         result = yield from run_mode(recall, agent_inputs)
         if result.chosen is not None:  # the answer given decides what the served items are credited with
