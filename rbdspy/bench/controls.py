@@ -29,6 +29,8 @@ from rbdspy.agent.env_agent import episode_lock
 from rbdspy.core.lm_errors import call_agent
 from rbdspy.core.plan import Plan, arun, run
 from rbdspy.envs.base import TaskRef, play
+from rbdspy.envs.capabilities import OracleFacts, Quests
+from rbdspy.envs.registry import declaring
 from rbdspy.loop.agent_io import accepts_input, output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import EXPERIENCE_FIELD, RESULT_FIELDS, experiences_of
 from rbdspy.maps.experience import experience_of
@@ -79,10 +81,13 @@ class FixedMemory(dspy.Module):
         return await arun(self._plan(task_inputs))
 
 
-def _world_env(env: Any, control: str):
-    if not hasattr(env, "oracle_items"):
+def _world_env(env: Any, control: str, *needs: type):
+    """`env`, where it has every capability `control` needs (`OracleFacts` and `needs`)."""
+    missing = [c for c in (OracleFacts, *needs) if not isinstance(env, c)]
+    if missing:
+        known = " or ".join(f"--env {name}" for name in declaring(OracleFacts)) or "none is registered"
         raise ValueError(
-            f"the {control} control needs an environment that knows its world's facts (--env textworld); "
+            f"the {control} control needs an environment that knows its world's facts ({known}); "
             f"{getattr(env, 'name', type(env).__name__)} does not"
         )
     return env
@@ -102,7 +107,7 @@ def ranked_similar(env: Any, task_id: str, candidates: Sequence[str]) -> list[st
     """The candidate tasks, never `task_id` itself, most like `task_id`'s first: in a TextWorld
     house most goal entities shared, then most objective words shared; elsewhere the same task type
     first, then most words of the task descriptions shared; then the earliest."""
-    if not hasattr(env, "quest"):
+    if not isinstance(env, Quests):
         kind, words = TaskRef.parse(task_id).task_type, _words(env.describe(task_id))
 
         def score(index_and_id: tuple[int, str]) -> tuple[int, int, int]:
@@ -181,7 +186,7 @@ def _fit(items: list[dict[str, str]], target: int) -> list[dict[str, str]]:
 
 def placebo(env: Any) -> Serve:
     """The oracle facts of another world, fitted to the length of this task's oracle block."""
-    env = _world_env(env, "placebo")
+    env = _world_env(env, "placebo", Quests)
 
     def serve(task_id: str) -> list[dict[str, str]]:
         seed = int(env.quest(task_id).world_seed)

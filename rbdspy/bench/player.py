@@ -40,6 +40,7 @@ from rbdspy.bench.records import (
 from rbdspy.bench.tasks import BenchTask
 from rbdspy.bench.truth_recheck import item_truth
 from rbdspy.core.roles import AGENT_ROLE
+from rbdspy.envs.capabilities import LessonTruth
 from rbdspy.lm.usage import LmUsage
 from rbdspy.memory import MemoryStore
 
@@ -241,11 +242,10 @@ class ArmPlayer:
 
     def _check_truth(self, record: dict[str, Any], pred, task: BenchTask) -> None:
         """On a world that knows its facts, each written item's claims about it and how many are true."""
-        check = getattr(self.environment, "lesson_truth", None)
-        if check is None or pred is None:
+        if not isinstance(self.environment, LessonTruth) or pred is None:
             return
         for row, item in zip(record["written"], getattr(pred, "memories_added", None) or [], strict=False):
-            row["truth"] = item_truth(check, item, task.task_id)
+            row["truth"] = item_truth(self.environment.lesson_truth, item, task.task_id)
 
     def close(self) -> None:
         store, self.store = self.store, None

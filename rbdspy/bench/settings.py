@@ -27,6 +27,7 @@ from rbdspy.bench.agent_variants import agent_options
 from rbdspy.bench.arms import parse_arms
 from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.records import GOLD_FILE
+from rbdspy.envs.registry import with_world_seeds
 from rbdspy.envs.task_sets import env_for_task_set, open_task_set
 from rbdspy.memory.postgres import redacted
 
@@ -81,8 +82,9 @@ def resolve(options: BenchOptions) -> BenchOptions:
     textworld, a step limit under 1, compiled prompts that are not there) is an error here, before
     any work. Resolving resolved settings changes nothing."""
     env = env_for_task_set(options.task_set, options.env)
-    if options.world_seed is not None and env != "textworld":
-        raise ValueError(f"--world-seed picks a persistent world: it applies to --env textworld, not {env}")
+    if options.world_seed is not None and env not in with_world_seeds():
+        seeded = " or ".join(f"--env {name}" for name in with_world_seeds())
+        raise ValueError(f"--world-seed picks a persistent world: it applies to {seeded}, not {env}")
     agent_options(options.agent)  # an unknown variant fails before any work
     smoke = options.smoke
     max_steps = options.max_steps
@@ -144,8 +146,7 @@ def resume_mismatches(saved: Mapping[str, Any], settings: BenchOptions) -> list[
 
 def open_environment(settings: BenchOptions, out_dir: str | Path):
     """The environment resolved `settings` play in, opened (the caller closes it): `env`'s
-    `task_set`, in the world `world_seed` names; ScienceWorld's gold paths pinned in the run
-    directory. What the runner opens, and what each Ray worker opens for itself."""
-    world = {"world_seed": settings.world_seed} if settings.world_seed is not None else {}
-    pinned = {"gold_cache": Path(out_dir) / GOLD_FILE} if settings.env == "scienceworld" else {}
-    return open_task_set(settings.env, settings.task_set, **world, **pinned)
+    `task_set`, in the world `world_seed` names; gold paths that vary between simulator starts
+    (ScienceWorld's, `EnvEntry.pins_gold`) pinned in the run directory. What the runner opens, and
+    what each Ray worker opens for itself."""
+    return open_task_set(settings.env, settings.task_set, settings.world_seed, gold_cache=Path(out_dir) / GOLD_FILE)

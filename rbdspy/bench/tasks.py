@@ -13,7 +13,7 @@ so a run is reproducible and a different seed gives a different, equally fair st
 see different tasks: the stream is built once, written to the run's config.json and reused on
 resume.
 
-An environment whose tasks are quests a persistent world must hold (TextWorld houses: `hosted`)
+An environment whose tasks are quests a persistent world must hold (TextWorld houses: `HostsTasks`)
 is asked which of its pool it can serve before anything is drawn; a stream longer than that is
 refused up front (`StreamTooLongError`), naming the world, what it holds and what to ask instead,
 rather than failing task after task.
@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rbdspy.envs.base import interleave
+from rbdspy.envs.capabilities import HostsTasks
 from rbdspy.envs.task_sets import demo_task_types
 
 PHASES = ("build", "measure")
@@ -53,10 +54,9 @@ class StreamTooLongError(ValueError):
 
 def _pool(env: Any, split: str, task_type: str) -> list[str]:
     """The task ids a phase draws from: the first `SAMPLE_POOL` of the type's `split`, less those a
-    persistent world does not hold (`env.hosted`, where the environment has it)."""
+    persistent world does not hold (`env.hosted`, where the environment `HostsTasks`)."""
     pool = [ref.id for ref in env.tasks(split, [task_type], limit=SAMPLE_POOL)]
-    hosted = getattr(env, "hosted", None)
-    return hosted(pool) if hosted is not None else pool
+    return env.hosted(pool) if isinstance(env, HostsTasks) else pool
 
 
 def _sample(env: Any, pool: list[str], split: str, task_type: str, n: int, rng: random.Random) -> list[str]:
@@ -83,16 +83,16 @@ def _fits(pools: dict, types: list[str], n_tasks: int, build_fraction: float, me
 
 def _check_hosted(env: Any, pools: dict, types: list[str], n_tasks: int, build_fraction: float, measure_split: str):
     """Refuses a stream that asks a persistent world for more quests than it holds, saying what
-    would fit (environments without `hosted` draw what their pools offer, as before)."""
-    if getattr(env, "hosted", None) is None or _fits(pools, types, n_tasks, build_fraction, measure_split):
+    would fit (environments that do not `HostsTasks` draw what their pools offer, as before)."""
+    if not isinstance(env, HostsTasks) or _fits(pools, types, n_tasks, build_fraction, measure_split):
         return
     fit = next((n for n in range(n_tasks - 1, 0, -1) if _fits(pools, types, n, build_fraction, measure_split)), 0)
     short = min(types, key=lambda t: len(pools.get(("train", t), ())) + len(pools[measure_split, t]))
     n_build = round(n_tasks * build_fraction)
-    hint = env.capacity_hint(short) if hasattr(env, "capacity_hint") else ""
+    hint = env.capacity_hint(short)
     instead = [f"at most {fit} tasks (--tasks {fit})"] if fit else []
     instead += [hint] if hint else []
-    note = env.capacity_note(short) if hasattr(env, "capacity_note") else f"task type {short!r} offers fewer tasks"
+    note = env.capacity_note(short)
     raise StreamTooLongError(
         f"{note}: too few for {n_tasks} tasks with build fraction {build_fraction} "
         f"({n_build} built on train, {n_tasks - n_build} measured on {measure_split}); "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rbdspy.bench.records import arm_path, read_records, rewrite_records
+from rbdspy.envs.capabilities import LessonTruth
 from rbdspy.envs.task_sets import open_task_set
 from rbdspy.memory.store import MemoryStore
 
@@ -31,9 +32,9 @@ def recheck_truth(out_dir: str | Path, environment: Any = None) -> dict[str, int
     if owned:
         environment = open_task_set(config["env"], config.get("task_set") or "demo", config.get("world_seed"))
     try:
-        check = getattr(environment, "lesson_truth", None)
-        if check is None:
+        if not isinstance(environment, LessonTruth):
             raise ValueError(f"environment {config['env']!r} knows no facts to check lessons against")
+        check = environment.lesson_truth
         return {arm: n for arm in config["arms"] if (n := _recheck_arm(out_dir, arm, check))}
     finally:
         if owned:

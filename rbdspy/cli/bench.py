@@ -25,6 +25,7 @@ from rbdspy.bench.tasks import StreamTooLongError
 from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
 from rbdspy.bench.variant_help import agent_help
 from rbdspy.cli.common import ENV_HELP, EmbedderOpt, LmOpt, check_env, get_console, models
+from rbdspy.envs.registry import with_world_seeds
 from rbdspy.envs.task_sets import env_for_task_set
 from rbdspy.ray_support import NotPicklableError, RayMissingError
 
@@ -141,8 +142,9 @@ def bench(
         env = env_for_task_set(task_set, env)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--env/--task-set") from error
-    if world_seed is not None and (env != "textworld" or world_seed < 0):
-        raise typer.BadParameter("a non-negative world seed, with --env textworld", param_hint="--world-seed")
+    if world_seed is not None and (env not in with_world_seeds() or world_seed < 0):
+        seeded = " or ".join(f"--env {name}" for name in with_world_seeds())
+        raise typer.BadParameter(f"a non-negative world seed, with {seeded}", param_hint="--world-seed")
     if executor not in EXECUTORS:
         raise typer.BadParameter(f"{executor!r} is not one of {', '.join(EXECUTORS)}", param_hint="--executor")
     if executor != "ray" and (ray_address is not None or workers is not None):

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 
 from rbdspy.cli import seams
+from rbdspy.envs.capabilities import PersistentWorlds
+from rbdspy.envs.registry import declaring, env_help
 from rbdspy.envs.task_sets import env_name
 from rbdspy.lessons.auto import DEFAULT_K, WORLD_K
 from rbdspy.memory.postgres import is_postgres_url
@@ -25,15 +27,16 @@ EmbedderOpt = typer.Option(
     None, "--embedder", envvar="RBDSPY_EMBEDDER", help="local | hash | any dspy.Embedder model string."
 )
 LmOpt = typer.Option(None, "--lm", envvar="RBDSPY_LM", help="local | local-fast | any LiteLLM model string.")
-# One vocabulary for every command: --env (the environments' names), --memories (items retrieved
-# per task), --rollouts (MaTTS).
-ENV_HELP = "textworld (persistent TextWorld worlds: the house) | twx (small TextWorld-Express games) | scienceworld"
-# None: the retriever's k="auto" (`rbdspy.lessons.auto`), which the help states from its constants.
+# One vocabulary for every command: --env (the environments' names, from their registry entries),
+# --memories (items retrieved per task), --rollouts (MaTTS).
+ENV_HELP = env_help()
+# None: the retriever's k="auto" (`rbdspy.lessons.auto`), which the help states from its constants
+# and the environments whose worlds persist from the registry.
 MemoriesOpt = typer.Option(
     None,
     "--memories",
     help=f"Memory items retrieved per task, at most (default: {WORLD_K} where the tasks share a world that "
-    f"persists, as in textworld and scienceworld; else {DEFAULT_K}).",
+    f"persists, as in {' and '.join(declaring(PersistentWorlds))}; else {DEFAULT_K}).",
 )
 RolloutsOpt = typer.Option(
     3,
@@ -67,8 +70,9 @@ def deprecated_alias(ctx: typer.Context, param: str, new: str, old: str, old_val
 
 
 def check_env(env: str) -> str:
-    """--env as the environments are named (`task_sets.ENVS`, the same for every command); any
-    other name, an old spelling ("house") included, is one error line naming the option."""
+    """--env as the environments are named (`rbdspy.envs.registry`, the same for every command; an
+    alias gives the name it stands for); any other name, an old spelling ("house") included, is one
+    error line naming the option."""
     try:
         return env_name(env)
     except ValueError as error:

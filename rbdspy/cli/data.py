@@ -10,7 +10,7 @@ import typer
 
 from rbdspy.agent import EnvAgent
 from rbdspy.bench.labelled import labelled_from_run
-from rbdspy.cli.common import get_console
+from rbdspy.cli.common import ENV_HELP, check_env, get_console
 from rbdspy.cli.preflight import lm_for
 from rbdspy.datasets import build_dataset
 from rbdspy.datasets.dataset import write_records
@@ -36,7 +36,7 @@ def _game_params(values: list[str]) -> dict[str, str]:
 
 @data_app.command("build", short_help="Write trajectories labelled by the environment's score.")
 def data_build(
-    env: str = typer.Option(..., "--env", help="scienceworld | twx | textworld (quests in one persistent world)"),
+    env: str = typer.Option(..., "--env", help=ENV_HELP),
     split: str = typer.Option("train", "--split", help="train | dev | test"),
     n: int = typer.Option(100, "--n", help="How many records to write."),
     out: Path | None = typer.Option(None, "--out", help="JSONL to write (default datasets/<env>-<split>.jsonl)."),
@@ -60,6 +60,7 @@ def data_build(
     environment confirms as failures, and optionally agent rollouts. Every record is replayed
     before it is written; records that do not reproduce their label are discarded."""
     console = get_console()
+    env = check_env(env)  # an alias gives the name it stands for (the default --out is named by it)
     out = out or Path("datasets") / f"{env}-{split}.jsonl"
     if agent_only and not agent_lm:
         raise typer.BadParameter(

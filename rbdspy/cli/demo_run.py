@@ -43,6 +43,8 @@ from rbdspy.agent import env_agent as agent_module
 from rbdspy.core.lm_errors import LMSetupError
 from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE, ERROR_ROLE
 from rbdspy.core.text import clip
+from rbdspy.envs.capabilities import Understands
+from rbdspy.envs.registry import entry as registry_entry
 from rbdspy.envs.task_sets import demo_tasks, open_demo_env
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
@@ -111,9 +113,10 @@ def understood_by(environment: Any) -> Understood:
     """Whether `environment` understood an action, from its step's `valid` and its reply. `valid`
     False says only that the action was not one the environment accepts as it stands; an
     environment that tells a refusal of the words apart from an action it understood that changed
-    nothing ("You already have that.") has an `understood(observation)` method (TextWorld's)."""
-    method = getattr(environment, "understood", None)
-    return lambda valid, observation: valid or (callable(method) and bool(method(observation)))
+    nothing ("You already have that.") `Understands` (TextWorld's: `understood(observation)`)."""
+    if not isinstance(environment, Understands):
+        return lambda valid, observation: valid
+    return lambda valid, observation: valid or bool(environment.understood(observation))
 
 
 def _not_understood(trajectory, understood: Understood) -> int:
@@ -448,14 +451,14 @@ def run_demo(
         task_ids = demo_tasks(environment, n_tasks)
         understood = understood_by(environment)
         live = _Live(console, len(task_ids), parallel=matts == "parallel", understood=understood)
-        house = env == "textworld"  # the demo plays textworld's house (`open_demo_env`)
         # rbdspy's defaults: in the house (a world that persists) the agent plays with routes, and
         # the bank stores every episode as where it went and what it saw and serves 10 items, so
         # a later quest is offered the way to its thing even when no earlier one won.
         agent = EnvAgent(environment, max_steps=max_steps, on_step=live.step)
         # The house's score is ground truth: label by it (rbdspy's advice wherever there is one).
-        # The judge's threshold was chosen on other environments and misses wins here.
-        trusted = house if trust_outcome is None else trust_outcome
+        # The judge's threshold was chosen on other environments and misses wins here (the
+        # registry says where: `EnvEntry.demo_trusts_outcome`).
+        trusted = registry_entry(env).demo_trusts_outcome if trust_outcome is None else trust_outcome
         retriever = MemoryRetriever(store, k=k) if k is not None else None  # None: the default, k="auto"
         bank = ReasoningBank(agent, store, retriever=retriever, trust_outcome=trusted)
         program = bank if matts == "none" else MaTTS(bank, k=rollouts, mode=matts)

@@ -1,4 +1,4 @@
-"""The environment protocol every adapter speaks, the task reference, and `play`.
+"""The environment protocol every adapter speaks, the plumbing adapters share, and `play`.
 
 Why a protocol of our own: ScienceWorld and TextWorld-Express have different method names,
 score scales (0-100 vs 0-1), split mechanisms (variations vs seeds+fold) and gold-path APIs. The
@@ -15,75 +15,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.core.roles import AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.envs.actions import TypedActions
+from rbdspy.envs.capabilities import answer_in, kind_of, way_back, whereabouts_of, world_of
+from rbdspy.envs.task_ref import SPLITS, Split, TaskRef
+from rbdspy.envs.whereabouts import Whereabouts
 from rbdspy.types import Step, Trajectory
 
-Split = Literal["train", "dev", "test"]
-SPLITS: tuple[Split, ...] = ("train", "dev", "test")
+# `TaskRef`, `Split`, `SPLITS`, `Whereabouts`, `world_of` and `kind_of` are defined below this module
+# (`task_ref`, `whereabouts`, `capabilities`) and imported from here by adapters and callers alike.
 T = TypeVar("T")
-
-
-class TaskRef(BaseModel):
-    """One playable task: environment, task type (ScienceWorld task / TWX game), split and
-    variation (ScienceWorld variation index / TWX seed), plus TWX game parameters if any.
-
-    Its `id` (`scienceworld/boil/train/3`, `twx/coin/dev/10003`,
-    `twx/cookingworld/train/3?numLocations=3`) is what datasets, the bank and the CLI pass
-    around; `TaskRef.parse(id)` gives it back exactly.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    env: str = Field(min_length=1)
-    task_type: str = Field(min_length=1)
-    split: Split
-    variation: int = Field(ge=0)
-    params: str = ""
-
-    @property
-    def id(self) -> str:
-        base = f"{self.env}/{self.task_type}/{self.split}/{self.variation}"
-        return f"{base}?{self.params}" if self.params else base
-
-    def __str__(self) -> str:
-        return self.id
-
-    @classmethod
-    def parse(cls, task_id: str) -> TaskRef:
-        """Reads an id written by `.id`. Raises ValueError naming the part that is wrong."""
-        if isinstance(task_id, TaskRef):
-            return task_id
-        if not isinstance(task_id, str) or not task_id.strip():
-            raise ValueError(f"task id must be a non-empty string like 'scienceworld/boil/train/3'; got {task_id!r}")
-        base, _, params = task_id.strip().partition("?")
-        parts = base.split("/")
-        if len(parts) != 4 or not all(parts):
-            raise ValueError(
-                f"task id {task_id!r} must look like '<env>/<task_type>/<split>/<variation>', "
-                "e.g. 'scienceworld/boil/train/3'"
-            )
-        env, task_type, split, variation = parts
-        if split not in SPLITS:
-            raise ValueError(f"task id {task_id!r}: split {split!r} must be one of {', '.join(SPLITS)}")
-        if not variation.isdigit():
-            raise ValueError(f"task id {task_id!r}: variation {variation!r} must be a non-negative integer")
-        return cls(env=env, task_type=task_type, split=split, variation=int(variation), params=params)
-
-
-class Whereabouts(BaseModel):
-    """Where the agent is, as the environment names it: the place (a room, a page), the things in
-    view there and what the agent carries. What a map of a world is learned from; an environment
-    that names no place gives none."""
-
-    model_config = ConfigDict(frozen=True)
-
-    place: str
-    in_view: list[str] = Field(default_factory=list)
-    carrying: list[str] = Field(default_factory=list)
 
 
 class Observation(BaseModel):
@@ -168,7 +113,11 @@ class Environment(Protocol):
 
 class EnvironmentBase:
     """Shared plumbing for adapters: task-id checking, split and task-type checks, context
-    manager, and copy semantics (an adapter is a live handle that copies share)."""
+    manager, and copy semantics (an adapter is a live handle that copies share).
+
+    It defines none of the optional hooks (`whereabouts`, `world_of`, `answer_in`, ...): an adapter
+    implements those it supports, each a capability of `rbdspy.envs.capabilities`, and its registry
+    entry declares the same ones."""
 
     name: str = ""
     max_score: float = 1.0
@@ -182,43 +131,6 @@ class EnvironmentBase:
 
     def _load_for_description(self, ref: TaskRef) -> None:  # pragma: no cover - adapters override
         raise NotImplementedError
-
-    def world_of(self, task: TaskRef | str) -> str | None:
-        """The world that persists `task` is played in ("textworld/1": the same places and fixed
-        things in every task of it, whatever room an episode starts in), or None: the tasks share
-        no world an episode's places hold in."""
-        return None
-
-    def whereabouts(self) -> Whereabouts | None:
-        """Where the agent is now (place, things in view, what it carries), or None where the
-        environment names no place (then no map is learned from its episodes)."""
-        return None
-
-    def kind_of(self, task: TaskRef | str) -> str | None:
-        """The kind of task `task` is, where the environment names kinds whose tasks are satisfied
-        alike ("find-animal": any animal will do), else None. A map looks for what satisfied a
-        task of the same kind where it was found."""
-        return None
-
-    def way_out(self, visited: Sequence[str]) -> str | None:
-        """An action towards a place next to the agent's that is not in `visited` (the places
-        visited this episode, the one the agent was in longest ago first), in this environment's
-        own words (what opens the way first, where it is shut); where every way leads to a visited
-        place, towards the one of them the agent was in longest ago; None where there is no way
-        or the environment cannot say. The agent's `explore` aid plays it."""
-        return None
-
-    def way_back(self, action: str, came_from: str) -> str | None:
-        """The action that undoes `action`, a move from `came_from`, in this environment's own
-        words, or None where it cannot say: a map then knows the way back before any episode
-        took it."""
-        return None
-
-    def answer_in(self, action: str) -> str | None:
-        """The thing `action` gives as the task's answer, after which the episode is judged on it
-        (ScienceWorld's "focus on X": "X"); None for an action that answers nothing. A choice the
-        agent is forced into never answers, and the agent's answer check asks about this thing."""
-        return None
 
     def describe(self, task: TaskRef | str) -> str:
         """The task's natural-language description (cached; a first call loads the task, which
@@ -239,7 +151,9 @@ class EnvironmentBase:
     def _observation(self, text: str, description: str, admissible: bool) -> Observation:
         """What a reset returns, with the admissible actions when asked for."""
         actions = self.admissible_actions() if admissible else []
-        return Observation(text=text, task_description=description, admissible=actions, whereabouts=self.whereabouts())
+        return Observation(
+            text=text, task_description=description, admissible=actions, whereabouts=whereabouts_of(self)
+        )
 
     def _step_result(self, observation: str, valid: bool, admissible: bool) -> StepResult:
         """What a step returns, read from the adapter's score, done and success after the step."""
@@ -251,7 +165,7 @@ class EnvironmentBase:
             won=self.success,
             valid=valid,
             admissible=actions,
-            whereabouts=self.whereabouts(),
+            whereabouts=whereabouts_of(self),
         )
 
     def _task(self, task: TaskRef | str) -> TaskRef:
@@ -321,18 +235,6 @@ def actions_of(trajectory: Trajectory) -> list[str]:
     return [s.content for s in trajectory.steps if s.role == AGENT_ROLE]
 
 
-def world_of(env: Environment, task: TaskRef) -> str | None:
-    """`env.world_of(task)` for an environment that has it, else None."""
-    method = getattr(env, "world_of", None)
-    return method(task) if callable(method) else None
-
-
-def kind_of(env: Environment, task: TaskRef) -> str | None:
-    """`env.kind_of(task)` for an environment that has it, else None."""
-    method = getattr(env, "kind_of", None)
-    return method(task) if callable(method) else None
-
-
 def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) -> dict:
     world, kind = world_of(env, task), kind_of(env, task)
     return {
@@ -352,17 +254,17 @@ def trajectory_metadata(env: Environment, task: TaskRef, n_steps: int, **extra) 
 
 def observation_note(env: Environment, action: str, result: StepResult, came_from: str | None) -> dict[str, Any]:
     """What an observation step after `action` notes: the score, whether the environment accepted
-    it, where the agent is, after a move the way back, and after an answer the thing it answered
-    with, as the environment says them."""
+    it, where the agent is, the action typed (where the environment types its actions), after a
+    move the way back, and after an answer the thing it answered with, as the environment says them."""
     note = {"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)}
+    if isinstance(env, TypedActions):
+        note[ACT] = env.parse_action(action).model_dump()
     where = result.whereabouts
-    answer_in = getattr(env, "answer_in", None)
-    answered = answer_in(action) if where is not None and result.valid and callable(answer_in) else None
+    answered = answer_in(env, action) if where is not None and result.valid else None
     if answered:
         note[ANSWERED] = answered
-    method = getattr(env, "way_back", None)
-    if where is not None and came_from and where.place != came_from and callable(method):
-        back = method(action, came_from)
+    if where is not None and came_from and where.place != came_from:
+        back = way_back(env, action, came_from)
         if back:
             note[WAY_BACK] = back
     return note

@@ -1,5 +1,6 @@
 """The small task sets that `rbdspy demo` and `rbdspy bench` play, and the environment that
-serves them.
+serves them, read from the registry (`rbdspy.envs.registry`: which sets each environment serves,
+with which options and task types).
 
 TextWorld-Express games are made small (one to three rooms, no distractors) and ScienceWorld is
 restricted to task types with short gold paths, so that a 1.5B local model can finish some of
@@ -13,60 +14,39 @@ from typing import Any
 
 from rbdspy.envs import make_env
 from rbdspy.envs.base import Environment, interleave
-
-# Small games: a handful of gold steps each (twc 3, coin 1-4, cookingworld ~10).
-TWX_DEMO_PARAMS = {
-    "twc": "numLocations=1,numItemsToPutAway=1,includeDoors=0",
-    "coin": "numLocations=3,numDistractorItems=0,includeDoors=0",
-    "cookingworld": "numLocations=1,numIngredients=1,numDistractorItems=0,includeDoors=0",
-}
-# ScienceWorld task types whose gold paths are short enough for a demo's step budget.
-SW_DEMO_TYPES = ("find-living-thing", "find-plant", "find-animal")
-# ScienceWorld's house stream (`--env scienceworld --task-set house`): every task is played in the
-# same house (rooms, doors, fixed appliances; the start room varies), over task types whose gold
-# paths are short and cross rooms, so that where things are and which door leads where carry over.
-# Each asks for one thing and commits it with "focus on" (power-component, a wiring puzzle, and
-# boil are left to the task-type benchmarks: their gold paths are long or puzzles).
-SW_HOUSE_TYPES = (
-    "find-non-living-thing",
-    "find-living-thing",
-    "find-plant",
-    "find-animal",
-    "lifespan-longest-lived",
-    "lifespan-shortest-lived",
+from rbdspy.envs.registry import (
+    ENTRIES,
+    ENV_NAMES,
+    LIFT_TWX_PARAMS,
+    SW_DEMO_TYPES,
+    SW_HOUSE_TYPES,
+    TWX_DEMO_PARAMS,
+    TaskSet,
+    entry,
+    load_function,
+    registered,
+    task_set_names,
+    with_world_seeds,
 )
+
 # The environments `rbdspy demo --env` and `rbdspy bench --env` take, one vocabulary named as the
-# adapters are (`rbdspy.envs.ENV_NAMES`), the demo's default first: persistent TextWorld worlds
-# (the demo plays quests in one of them, the house, that fetch the same thing, so a later quest is
-# served the route an earlier one took, see `house_demo_tasks`; the bench plays the task sets
-# "house": quests in one world that persists; "house-shuffled": every task in a world of its own;
-# "house-starts" and "house-starts-shuffled": the same, each quest starting in a room of its own
-# instead of the world's start room), TextWorld-Express, ScienceWorld.
-ENVS = ("textworld", "twx", "scienceworld")
+# adapters are (`rbdspy.envs.ENV_NAMES`), the demo's default first; each described by its registry
+# entry (`rbdspy.envs.registry.ENTRIES`).
+ENVS = ENV_NAMES
 # Spellings `--env` took before it was one vocabulary: refused with the name to use instead.
-RENAMED_ENVS = {"house": "textworld"}
-# Named task sets for `rbdspy bench --task-set`: TextWorld-Express games with their parameters,
-# and ScienceWorld task types. "lift" is a stream where memory has room to help: games the bare
-# agent wins sometimes but not always (one it never wins gives memory no success to learn from,
-# one it always wins nothing to lift), where a strategy learned on one variation applies to the
-# next. Coin in four rooms behind closed doors, in 15 steps, is such a game for the bare 1.5B
-# agent, and every game asks for the same skills (open the door, go through, look, take the coin).
-# ScienceWorld's find-* types serve the lift set there. Measured:
-# docs/results/memory.md#a-stream-where-memory-has-room-to-help-benchmarksstream_pilotpy
-LIFT_TWX_PARAMS = {"coin": "numLocations=4,numDistractorItems=0,includeDoors=1"}
-TASK_SETS: dict[str, dict[str, Any]] = {
-    "demo": {"twx": TWX_DEMO_PARAMS, "scienceworld": SW_DEMO_TYPES},
-    "lift": {"twx": LIFT_TWX_PARAMS, "scienceworld": SW_DEMO_TYPES},
-    "house": {"textworld": {"shuffled": False}, "scienceworld": SW_HOUSE_TYPES},
-    "house-shuffled": {"textworld": {"shuffled": True}},
-    "house-starts": {"textworld": {"shuffled": False, "starts": True}},
-    "house-starts-shuffled": {"textworld": {"shuffled": True, "starts": True}},
+RENAMED_ENVS = {old: e.name for e in ENTRIES for old in e.renamed}
+# Named task sets for `rbdspy bench --task-set`, each with the environments that serve it (the
+# first is the one it is played in when --env is left out) and how each serves it.
+TASK_SETS: dict[str, dict[str, TaskSet]] = {
+    name: {e.name: e.task_sets[name] for e in ENTRIES if name in e.task_sets} for name in task_set_names()
 }
 
 __all__ = [
     "ENVS",
+    "LIFT_TWX_PARAMS",
     "RENAMED_ENVS",
     "SW_DEMO_TYPES",
+    "SW_HOUSE_TYPES",
     "TASK_SETS",
     "TWX_DEMO_PARAMS",
     "demo_task_types",
@@ -78,13 +58,9 @@ __all__ = [
 
 
 def env_name(name: str) -> str:
-    """`name` when it names an environment of `ENVS`; a ValueError in one line otherwise, naming
-    the spelling to use for an old one ("house" is a world of textworld)."""
-    if name in ENVS:
-        return name
-    if name in RENAMED_ENVS:
-        raise ValueError(f"{name!r} is now spelled {RENAMED_ENVS[name]}")  # one line, even in an 80-column box
-    raise ValueError(f"unknown environment {name!r}; choose one of {', '.join(ENVS)}")
+    """The environment `name` (or an alias) names; a ValueError in one line otherwise, naming the
+    environments, or the spelling to use for an old one ("house" is a world of textworld)."""
+    return entry(name).name
 
 
 def env_for_task_set(task_set: str, env: str | None = None) -> str:
@@ -104,46 +80,47 @@ def env_for_task_set(task_set: str, env: str | None = None) -> str:
 def open_task_set(
     env: str, task_set: str = "demo", world_seed: int | None = None, gold_cache: Any = None
 ) -> Environment:
-    """The environment `env` configured to serve the games (or types) of `task_set`; for
-    textworld, `world_seed` picks the world of the house set; for scienceworld, `gold_cache` (a
-    JSON file) pins the gold paths the controls serve (the simulator's vary between runs)."""
-    env = env_for_task_set(task_set, env)
-    if env == "twx":
-        params = TASK_SETS[task_set]["twx"]
-        return make_env("twx", games=list(params), params=params)
-    if env == "textworld":
-        from rbdspy.envs.textworld_env import DEFAULT_WORLD  # optional: TextWorld's adapter (the envs extra)
-
-        world = DEFAULT_WORLD if world_seed is None else world_seed
-        return make_env("textworld", worlds=(world,), **TASK_SETS[task_set]["textworld"])
-    return make_env("scienceworld", gold_cache=gold_cache)
+    """The environment `env` configured to serve the games (or types) of `task_set`: opened with the
+    set's options (`TaskSet.options`); `world_seed` picks the world where the environment's worlds
+    are picked by seed (textworld; its default world otherwise); `gold_cache` (a JSON file) pins the
+    gold paths the controls serve where they vary between runs (scienceworld)."""
+    spec = entry(env_for_task_set(task_set, env))
+    options = dict(spec.task_set(task_set).options)
+    if spec.world_seeds is not None:
+        options[spec.world_seeds.option] = (spec.world_seeds.default if world_seed is None else world_seed,)
+    elif world_seed is not None:
+        seeded = " or ".join(with_world_seeds()) or "no environment"
+        raise ValueError(f"a world seed picks a persistent world: it applies to {seeded}, not {spec.name}")
+    if spec.pins_gold:
+        options["gold_cache"] = gold_cache
+    return make_env(spec.name, **options)
 
 
 def open_demo_env(name: str) -> Environment:
-    """The environment the demo plays (one of `ENVS`), configured with its small task set
-    (textworld: the house, the house stream's default world)."""
-    if env_name(name) == "textworld":
-        return open_task_set("textworld", "house")
-    return open_task_set(name, "demo")
+    """The environment the demo plays (one of `ENVS`), configured with its demo task set
+    (`EnvEntry.demo_set`; textworld: the house, the house stream's default world)."""
+    spec = entry(name)
+    return open_task_set(spec.name, spec.demo_set)
 
 
 def task_set_types(env: Any, task_set: str = "demo") -> list[str]:
-    """The task types of `task_set` on `env` (an environment object or its name). A textworld
-    environment's types are its own (the world it was opened for, or "shuffled")."""
-    name = env if isinstance(env, str) else getattr(env, "name", "")
-    if name == "textworld":
-        if not isinstance(env, str):
-            return env.task_types()
-        from rbdspy.envs.textworld_env import DEFAULT_WORLD, SHUFFLED  # optional: TextWorld's adapter (envs extra)
-
-        return [SHUFFLED] if TASK_SETS[task_set]["textworld"]["shuffled"] else [str(DEFAULT_WORLD)]
-    return list(TASK_SETS[task_set]["twx" if name == "twx" else "scienceworld"])
+    """The task types of `task_set` on `env` (an environment object or its name). Where a world
+    seed picks the world (textworld), an open environment's types are its own (the world it was
+    opened for, or "shuffled"); an environment no registry entry names plays its own types."""
+    if isinstance(env, str):
+        return list(entry(env).task_set(task_set).task_types)
+    spec = registered(getattr(env, "name", ""))
+    if spec is None or spec.world_seeds is not None:
+        return list(env.task_types())
+    return list(spec.task_set(task_set).task_types)
 
 
 def demo_task_types(env: Any) -> list[str]:
-    """The small task set's types for `env`: its games on TextWorld-Express, else the
-    ScienceWorld types with short gold paths."""
-    return task_set_types(env, "demo")
+    """The demo's task types for `env` (its entry's `demo_set`): its games on TextWorld-Express,
+    the ScienceWorld types with short gold paths, a house's world."""
+    name = env if isinstance(env, str) else getattr(env, "name", "")
+    spec = registered(name)
+    return task_set_types(env, spec.demo_set if spec is not None else "demo")
 
 
 def house_demo_tasks(env: Any, n_tasks: int) -> list[str]:
@@ -176,10 +153,12 @@ def house_demo_tasks(env: Any, n_tasks: int) -> list[str]:
 
 
 def demo_tasks(env: Any, n_tasks: int, split: str = "train") -> list[str]:
-    """`n_tasks` task ids of the small task set: quests fetching one thing in a persistent world
-    (`house_demo_tasks`), else one of each game/type in turn."""
-    if getattr(env, "name", "") == "textworld":
-        return house_demo_tasks(env, n_tasks)
+    """`n_tasks` task ids of the small task set: as the environment's entry picks them
+    (`EnvEntry.demo_pick`; textworld: quests fetching one thing, `house_demo_tasks`), else one of
+    each game/type in turn."""
+    spec = registered(getattr(env, "name", ""))
+    if spec is not None and spec.demo_pick is not None:
+        return load_function(spec.demo_pick)(env, n_tasks)
     types = demo_task_types(env)
     per_type = -(-n_tasks // len(types))
     groups = [env.tasks(split, [t], limit=per_type) for t in types]

@@ -25,7 +25,8 @@ from rbdspy.bench import DEFAULT_MAX_STEPS, DEFAULT_TASKS, SMOKE_MAX_STEPS, SMOK
 from rbdspy.bench.arms import ARM_SETS, ARMS
 from rbdspy.bench.runner import default_out_dir
 from rbdspy.cli import app
-from rbdspy.envs.base import EnvironmentBase
+from rbdspy.envs.capabilities import PersistentWorlds
+from rbdspy.envs.registry import entry
 from rbdspy.envs.task_sets import ENVS, TASK_SETS, env_for_task_set
 from rbdspy.envs.textworld_env import DEFAULT_WORLD
 from rbdspy.lessons.auto import IN_A_WORLD, IN_NO_WORLD
@@ -36,10 +37,9 @@ from rbdspy.memory.embedders import HashEmbedder
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
-# The adapters of the environments --env names; those whose tasks share a world that persists
-# (`world_of`) are served k="auto"'s world setting.
-ADAPTERS = {"textworld": "TextWorldHouses", "twx": "TextWorldExpress", "scienceworld": "ScienceWorld"}
-PERSISTENT = [env for env in ENVS if getattr(rbdspy.envs, ADAPTERS[env]).world_of is not EnvironmentBase.world_of]
+# The environments --env names whose adapters' tasks share a world that persists (`world_of`, the
+# `PersistentWorlds` capability) are served k="auto"'s world setting.
+PERSISTENT = [env for env in ENVS if issubclass(getattr(rbdspy.envs, entry(env).class_name), PersistentWorlds)]
 
 
 def _played_in(*task_sets: str) -> str:

@@ -19,7 +19,7 @@ def test_every_task_set_names_its_environments():
     for name in ("demo", "lift"):
         spec = TASK_SETS[name]
         assert spec["twx"] and spec["scienceworld"], name
-        assert task_set_types("twx", name) == list(spec["twx"])
+        assert task_set_types("twx", name) == list(spec["twx"].task_types) == spec["twx"].options["games"]
     for name in ("house", "house-shuffled", "house-starts", "house-starts-shuffled"):
         assert env_for_task_set(name) == "textworld" and "textworld" in TASK_SETS[name]
     assert task_set_types("textworld", "house") == task_set_types("textworld", "house-starts") == ["1"]
