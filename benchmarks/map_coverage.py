@@ -17,15 +17,18 @@ not developed on.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 from rbdspy.envs import make_env
 from rbdspy.envs.actions import same_act
-from rbdspy.envs.base import interleave, kind_of, play, world_of
+from rbdspy.envs.base import answer_in, interleave, kind_of, play, world_of
 from rbdspy.maps.experience import experience_of
 from rbdspy.maps.guide import Guide
-from rbdspy.maps.world import WorldMap
+from rbdspy.maps.world_map import WorldMap
+from rbdspy.types import Act, Experience
 
 
 def _tasks(env, args) -> list:
@@ -36,56 +39,91 @@ def _tasks(env, args) -> list:
     return interleave(groups)
 
 
-def _typed(env, episode):
-    """The episode's experience with each action typed by the environment."""
-    experience = experience_of(episode)
-    steps = [s.model_copy(update={"act": env.parse_action(s.action)}) for s in experience.steps]
-    return experience.model_copy(update={"steps": steps})
-
-
-def measure(env, tasks, imperative: bool) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"tasks": 0, "gold_steps": 0, "offered": 0, "equal": 0})
-    world = None
+def record(env, tasks) -> list[dict]:
+    """Each task's gold path played with what the map would see before every step: the task, where
+    the agent is, the actions listed (typed by the environment, with the answer each gives), and
+    the episode as the world stores it afterwards. Kept, so the map can be measured again without
+    the simulator (`--traces`)."""
+    traces = []
     for task in tasks:
         gold = env.gold_path(task)
-        episode = play(env, task, gold, places=True)
-        if world is None:
-            world = WorldMap(world_of(env, task))
-        kind = kind_of(env, task)
+        experience = experience_of(play(env, task, gold, places=True))
         first = env.reset(task)
-        where = first.whereabouts
+        states = [_state(env, first.whereabouts, first.admissible)]
+        steps = []
+        for action in gold:
+            result = env.step(action)
+            steps.append({"action": action, "act": env.parse_action(action).model_dump(), "valid": result.valid})
+            states.append(_state(env, result.whereabouts, result.admissible))
+            if result.done:
+                break
+        traces.append(
+            {
+                "task": task.id,
+                "description": first.task_description,
+                "kind": kind_of(env, task),
+                "world": world_of(env, task),
+                "states": states,
+                "steps": steps,
+                "experience": experience.model_dump(mode="json"),
+            }
+        )
+    return traces
+
+
+def _state(env, where, admissible) -> dict:
+    listed = [{"text": a, "act": env.parse_action(a).model_dump(), "answer": answer_in(env, a)} for a in admissible]
+    return {"where": where.model_dump() if where else None, "listed": listed}
+
+
+def measure(traces: list[dict], imperative: bool, wrong: list | None = None) -> dict[str, dict[str, int]]:
+    """Replays the traces with the map: before each gold step the map of everything played before
+    in the world is asked for the next step; then the task is added to the map."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"tasks": 0, "gold_steps": 0, "offered": 0, "equal": 0})
+    world = None
+    for trace in traces:
+        world = world or WorldMap(trace["world"])
+        answers = {
+            Act.model_validate(entry["act"]).key: entry["answer"]
+            for state in trace["states"]
+            for entry in state["listed"]
+            if entry["answer"]
+        }
+        where = trace["states"][0]["where"] or {}
         guide = Guide(
             world,
-            first.task_description,
-            kind,
-            where.place if where else None,
-            where.in_view if where else (),
-            where.carrying if where else (),
+            trace["description"],
+            trace["kind"],
+            where.get("place"),
+            where.get("in_view", ()),
+            where.get("carrying", ()),
             imperative=imperative,
-            answer_of=lambda act: env.answer_in(env.render_action(act)) if hasattr(env, "answer_in") else None,
+            answer_of=lambda act, answers=answers: answers.get(act.key),
+            inside=where.get("inside"),
         )
-        row = counts[kind or "all"]
-        listed = first.admissible
-        for action in gold:
-            offer = guide.offer([(env.parse_action(a), a) for a in listed])
-            played = env.parse_action(action)
+        row = counts[trace["kind"] or "all"]
+        for index, step in enumerate(trace["steps"]):
+            listed = [(Act.model_validate(e["act"]), e["text"]) for e in trace["states"][index]["listed"]]
+            offer = guide.offer(listed)
+            played = Act.model_validate(step["act"])
             row["gold_steps"] += 1
             row["offered"] += offer is not None
             row["equal"] += offer is not None and same_act(offer.act, played)
-            result = env.step(action)
-            where = result.whereabouts
+            if wrong is not None and offer is not None and not same_act(offer.act, played):
+                wrong.append(
+                    {"task": trace["task"], "offered": offer.text, "gold": step["action"], "why": offer.why.to_dict()}
+                )
+            after = trace["states"][index + 1]["where"] or {}
             guide.played(
                 played,
-                result.valid,
-                where.place if where else None,
-                where.in_view if where else (),
-                where.carrying if where else (),
+                step["valid"],
+                after.get("place"),
+                after.get("in_view", ()),
+                after.get("carrying", ()),
+                after.get("inside"),
             )
-            listed = result.admissible
-            if result.done:
-                break
         row["tasks"] += 1
-        world.add(_typed(env, episode))
+        world.add(Experience.model_validate(trace["experience"]))
     return dict(counts)
 
 
@@ -96,9 +134,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--types", default="", help="ScienceWorld: task types (default all 30)")
     parser.add_argument("--per-type", type=int, default=4)
     parser.add_argument("--offset", type=int, default=0, help="skip this many tasks of each type first")
+    parser.add_argument("--wrong", default="", help="write every offer that was not the gold step here (JSONL)")
+    parser.add_argument("--traces", default="", help="keep the played gold paths here and measure from them again")
     args = parser.parse_args(argv)
     env = make_env(args.env)
-    counts = measure(env, _tasks(env, args), imperative=env.language.imperative_tasks)
+    wrong: list = []
+    path = Path(args.traces) if args.traces else None
+    if path is not None and path.exists():
+        traces = [json.loads(line) for line in path.read_text().splitlines()]
+    else:
+        traces = record(env, _tasks(env, args))
+        if path is not None:
+            path.write_text("".join(json.dumps(t) + "\n" for t in traces))
+    counts = measure(traces, imperative=env.language.imperative_tasks, wrong=wrong)
+    if args.wrong:
+        Path(args.wrong).write_text("".join(json.dumps(w) + "\n" for w in wrong))
     print(f"command: python -m benchmarks.map_coverage {' '.join(argv if argv is not None else sys.argv[1:])}")
     print("| kind | tasks | gold steps | offered | = gold step | precision |")
     print("|---|---:|---:|---:|---:|---:|")

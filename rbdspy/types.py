@@ -243,6 +243,7 @@ class ExperienceStep(BaseModel):
     answered: str | None = None  # the thing this action gave as the task's answer, where the environment says
     score: float | None = None  # the environment's score after it, where it keeps one
     act: Act | None = None  # the action typed by the environment's adapter, where it types its actions
+    inside: dict[str, str] = Field(default_factory=dict)  # after it, what holds each thing, where the environment says
 
 
 class Experience(BaseModel):
@@ -258,6 +259,7 @@ class Experience(BaseModel):
     start: str | None = None
     in_view: list[str] = Field(default_factory=list)
     carrying: list[str] = Field(default_factory=list)
+    inside: dict[str, str] = Field(default_factory=dict)  # what held each thing at the start
     steps: list[ExperienceStep] = Field(default_factory=list)
     won: bool | None = None
 

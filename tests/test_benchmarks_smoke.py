@@ -290,35 +290,25 @@ def test_map_coverage_offers_gold_steps_once_the_world_has_been_seen(tmp_path):
 
     spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
     env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path / "tw", pool={"train": 3, "dev": 3})
+    wrong: list = []
+    module = _load("map_coverage")
     try:
-        counts = _load("map_coverage").measure(env, env.tasks("train") + env.tasks("dev"))
+        traces = module.record(env, env.tasks("train") + env.tasks("dev"))
     finally:
         env.close()
-    assert counts["tasks"] == 6 and counts["gold_steps"] >= 6
-    assert 1 <= counts["equal"] <= counts["suggested"] <= counts["gold_steps"]
+    # The traces are plain data: measured again with no simulator, the same counts.
+    counts = module.measure(traces, imperative=True, wrong=wrong)
+    again = module.measure(json.loads(json.dumps(traces)), imperative=True)
+    assert again == counts
+    rows = list(counts.values())
+    assert sum(r["tasks"] for r in rows) == 6 and sum(r["gold_steps"] for r in rows) >= 6
+    equal, offered = sum(r["equal"] for r in rows), sum(r["offered"] for r in rows)
+    assert 1 <= equal <= offered <= sum(r["gold_steps"] for r in rows)
+    assert len(wrong) == offered - equal and all(w["offered"] != w["gold"] for w in wrong)
 
 
-def test_map_targets_scores_the_data_rule_and_a_scripted_lm_against_the_gold_paths(tmp_path):
-    """The data rule and an LM that always names the first thing the map lists are scored on the
-    same tasks; an LM answer naming nothing the map knows leaves the data rule's place."""
+def test_map_cost_times_adding_and_offering_at_each_size(capsys):
     pytest.importorskip("textworld")
-    import dspy
-    from dspy.utils import DummyLM
-
-    from rbdspy.envs.textworld_env import TextWorldHouses
-    from rbdspy.envs.textworld_house import HouseSpec
-    from rbdspy.maps.lm_targets import TargetChooser
-
-    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
-    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path / "tw", pool={"train": 3, "dev": 3})
-    module = _load("map_targets")
-    tasks = env.tasks("train") + env.tasks("dev")
-    try:
-        lm = DummyLM([{"targets": ["no such thing"]}] * len(tasks), adapter=dspy.JSONAdapter())
-        with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            counts, rows = module.measure(env, tasks, TargetChooser())
-    finally:
-        env.close()
-    assert counts["tasks"] == 6 and 0 <= counts["data_right"] <= counts["answerable"] <= 6
-    assert all(row["lm"] == row["data"] for row in rows)  # unknown names: the data rule's choice
-    assert counts["lm_right"] == counts["data_right"]
+    _load("map_cost").main(["--episodes", "3,30", "--quests", "3"])
+    out = capsys.readouterr().out
+    assert "| 3 |" in out and "| 30 |" in out and "command: python -m benchmarks.map_cost" in out

@@ -1,4 +1,4 @@
-"""rbdspy.agent: the agent that plays an environment (`rbdspy.envs`) task.
+"""rbdspy.agent: the agent that plays an environment (`rbdspy.envs`) task, built from step policies.
 
     from rbdspy.agent import EnvAgent          # or rbdspy.EnvAgent
     from rbdspy.envs import make_env
@@ -7,24 +7,55 @@
     pred = agent(task=agent.describe(tid), task_id=tid)
     pred.trajectory.outcome                   # the environment's verdict
 
-- env_agent.py: `EnvAgent`, one `dspy.Predict(NextAction)` call per step, a ground-truth labelled
-  trajectory out: it decides each step and calls the LM.
-- episode.py: `Episode`, one episode's state and bookkeeping (what the agent has seen, tried and
-  been offered, its steps, the prompt's inputs, the trajectory); `StepEvent`, what an `on_step`
-  watcher is told.
-- agent_loop.py: the aids to the agent's own loop (status line, repeat guard, suggested action,
-  task focus, memory out of sight, the map's steps taken without asking, a way out of a place,
-  only listed actions): `Aids`, `AidsByWorld` and the defaults, `NO_AIDS`, `WORLD_AIDS`,
-  `OFFERED_AIDS` (the map's steps only offered), `DEFAULT_AIDS` (`EnvAgent(env, aids=...)`).
-- action_choice.py: which admissible action an LM's answer meant.
+- env_agent.py: `EnvAgent`: each step asks its policies in order and plays the first choice its
+  reviewing policies keep.
+- policies/: one policy per file (the map's step, the answer scan, a way out, the LM's choice; the
+  listed-only rule, the repeat guard, the answer check) and the named lists (`presets.py`:
+  `WORLD_POLICIES`, `OFFERED_POLICIES`, `PLAIN_POLICIES`, `DEFAULT_POLICIES`, the bench's variants).
+- episode.py: `Episode`, one episode's state and bookkeeping, which the policies read; `StepEvent`,
+  what an `on_step` watcher is told.
+- prompt.py: what the LM reads (`PromptView`); focus.py: which listed actions name what the task
+  names; action_choice.py: which admissible action an LM's answer meant; answer_check.py: the
+  P(yes) of an answer.
 
-Its prompt is `rbdspy.signatures.act.NextAction`. It plays the adapters of rbdspy/envs/ and reads
-the maps of rbdspy/maps/; neither imports it. The benchmark's named aid variants are
-`rbdspy.bench.agent_variants`.
+Its prompt is `rbdspy.signatures.act.NextAction`. It plays the adapters of rbdspy/envs/ and follows
+the maps of rbdspy/maps/; neither imports it.
 """
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, OFFERED_AIDS, WORLD_AIDS, Aids, AidsByWorld
 from rbdspy.agent.env_agent import EnvAgent
 from rbdspy.agent.episode import StepEvent
+from rbdspy.agent.policies import (
+    DEFAULT_POLICIES,
+    OFFERED_POLICIES,
+    PLAIN_POLICIES,
+    WORLD_POLICIES,
+    AnswerCheck,
+    AnswerScan,
+    ByWorld,
+    Choice,
+    Explore,
+    FollowMap,
+    ListedOnly,
+    LMChoice,
+    RepeatGuard,
+)
+from rbdspy.agent.prompt import PromptView
 
-__all__ = ["DEFAULT_AIDS", "NO_AIDS", "OFFERED_AIDS", "WORLD_AIDS", "Aids", "AidsByWorld", "EnvAgent", "StepEvent"]
+__all__ = [
+    "DEFAULT_POLICIES",
+    "OFFERED_POLICIES",
+    "PLAIN_POLICIES",
+    "WORLD_POLICIES",
+    "AnswerCheck",
+    "AnswerScan",
+    "ByWorld",
+    "Choice",
+    "EnvAgent",
+    "Explore",
+    "FollowMap",
+    "LMChoice",
+    "ListedOnly",
+    "PromptView",
+    "RepeatGuard",
+    "StepEvent",
+]

@@ -33,7 +33,7 @@ import copy
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
-from rbdspy.core.action_templates import fits_template, is_template, words_of
+from rbdspy.envs.action_templates import fits_template, is_template, words_of
 
 # Two spellings of one name share more than this share of their characters (SequenceMatcher's
 # ratio): a typo, a plural or a cut word does; two names one letter apart ("cat"/"hat",

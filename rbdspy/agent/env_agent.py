@@ -1,30 +1,26 @@
-"""EnvAgent: a ReAct-style agent that plays one environment task and returns a ground-truth
-labelled trajectory, in the shape ReasoningBank expects.
+"""EnvAgent: plays one environment task with the step policies it is built from, and returns a
+ground-truth labelled trajectory, in the shape ReasoningBank expects.
 
-    agent = EnvAgent(ScienceWorld(), max_steps=30)
+    agent = EnvAgent(ScienceWorld(), max_steps=30)                 # the default policies
+    agent = EnvAgent(env, policies=[FollowMap(), LMChoice()])     # or your own, in order
     bank = rbdspy.ReasoningBank(agent=agent, store=store, trust_outcome=True)
     tid = "scienceworld/boil/train/3"
     bank(task=agent.describe(tid), task_id=tid)
 
-`task` is the natural-language description (what the bank retrieves memory for); `task_id` says
-which environment instance to play. Each step one `dspy.Predict(NextAction)` call sees the task,
-the memory block, a window of recent steps, the current observation and a capped admissible list,
-so a prompt stays ~1-2k tokens however long the episode runs.
+Each step the proposing policies are asked in order (`rbdspy.agent.policies`: the map's step, the
+answer scan, a way out, the LM's choice) and the first choice every reviewing policy keeps (the
+listed-only rule, the repeat guard, the answer check) is played; the LM is asked again when a
+reviewer strikes its choice. `task` is the natural-language description (what the bank retrieves
+memory for); `task_id` says which environment instance to play. The LM's prompt stays ~1-2k tokens
+however long the episode runs: the task, a window of recent steps, the observation and a capped list.
 
-Robustness is the point: an action the environment does not understand is recorded (its "No
-known action" / "Unknown action" reply is the observation) and the episode goes on; an LM call
-that raises is recorded as an `error` step and counts as a wasted step; the loop stops when the
-environment says done or at `max_steps`. The trajectory's `outcome` is the environment's verdict.
-
-One environment plays one episode at a time: copies of the agent made by optimizers share the
-environment (it is a live handle, never deep-copied) and take turns on its episode lock.
-
-`on_step` (optional) is told each step as it happens, a `StepEvent`, so a caller can show the
-agent playing (`rbdspy demo` prints one line per step). It only watches: the prompts and the LM
-calls are the same with or without it.
-
-One episode's state and bookkeeping (what the agent has seen, tried and been offered, its
-steps and trajectory) is `Episode`, in episode.py; `EnvAgent` decides each step and calls the LM.
+Robustness is the point: an action the environment does not understand is recorded (its refusal
+is the observation) and the episode goes on; an LM call that raises is recorded as an `error` step
+and wastes the step; the loop stops when the environment says done or at `max_steps`. The
+trajectory's `outcome` is the environment's verdict. One environment plays one episode at a time:
+copies of the agent made by optimizers share it (a live handle, never deep-copied) and take turns
+on its episode lock. `on_step` (optional) is told each step as it happens (a `StepEvent`); it only
+watches.
 """
 
 from __future__ import annotations
@@ -32,16 +28,17 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import dspy
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS, Aids, AidsByWorld, aids_for, declined_note, unlisted_note
 from rbdspy.agent.episode import Episode, StepEvent
-from rbdspy.core.plan import Blocking, Call, Plan, arun, run
-from rbdspy.envs.base import Environment, TaskRef, Whereabouts, kind_of, world_of
-from rbdspy.maps.suggester import MapSuggester
+from rbdspy.agent.policies.base import Choice, Proposes, Reviews
+from rbdspy.agent.policies.lm_choice import LMChoice
+from rbdspy.agent.policies.presets import DEFAULT_POLICIES, ByWorld
+from rbdspy.core.plan import Blocking, Plan, arun, run
+from rbdspy.envs.base import Environment, TaskRef, world_of
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.signatures.act import NextAction
 from rbdspy.signatures.confirm import AskedFor, YesOrNo
@@ -54,8 +51,8 @@ _LOCKS_GUARD = threading.Lock()
 log = logging.getLogger(__name__)
 _SLOTTED_LOCKS: dict[int, threading.Lock] = {}
 
-
 StepHook = Callable[[StepEvent], None]
+Policies = Sequence[Any]
 
 
 class _SharedHook:
@@ -84,9 +81,26 @@ def episode_lock(env: Environment) -> threading.Lock:
         return lock
 
 
+def _checked(policies: Policies | ByWorld) -> tuple[Any, ...] | ByWorld:
+    if isinstance(policies, ByWorld):
+        return ByWorld(_checked(policies.persistent), _checked(policies.elsewhere))
+    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence):
+        raise TypeError(f"policies must be a sequence of step policies or a ByWorld; got {type(policies).__name__}")
+    policies = tuple(policies)
+    for policy in policies:
+        if not isinstance(policy, (Proposes, Reviews)):
+            raise TypeError(
+                f"a step policy has propose(episode) or review(episode, choice) (rbdspy.agent.policies); "
+                f"got {type(policy).__name__}"
+            )
+    if not any(isinstance(p, LMChoice) for p in policies):
+        raise ValueError("the policies need an LMChoice (last): it chooses where no other policy does")
+    return policies
+
+
 class EnvAgent(dspy.Module):
-    """Plays `task_id` in `env` with one LM call per step and returns
-    `Prediction(answer=<summary>, trajectory=<Trajectory with ground-truth outcome>)`.
+    """Plays `task_id` in `env` and returns `Prediction(answer=<summary>, trajectory=<Trajectory
+    with ground-truth outcome>)`.
 
     Args:
         env: an `Environment` (ScienceWorld, TextWorldExpress...). Shared, never copied.
@@ -94,40 +108,12 @@ class EnvAgent(dspy.Module):
         history_window: how many recent steps the prompt shows (0: none).
         max_admissible: how many admissible actions the prompt shows.
         reasoning: use ChainOfThought (a thought before each action) instead of Predict.
-        on_step: called with a `StepEvent` after each step (an action played, or an LM error),
-            in the thread that plays the episode. It only watches: what it returns is ignored,
-            and what it raises ends the episode. Copies of the agent call the same hook.
-        aids: the aids to the agent's loop (`rbdspy.agent.agent_loop`), an `Aids` (the same on
-            every task) or an `AidsByWorld` (chosen per task). The default, `DEFAULT_AIDS`: on a
-            task in a world that persists (the environment's `world_of` names one) `WORLD_AIDS`,
-            elsewhere `NO_AIDS` (the memory block in the prompt). Each aid:
-            status_line: show where the agent is, what it carries and the places it has visited
-                above the observation (from the environment's `status()` or `whereabouts`).
-            repeat_guard: when the agent picks an action it already played from the same state,
-                ask once more among the listed actions left (see agent_loop.py).
-            suggest: offer the next step on the map of the task's world (learned from the typed
-                experiences served as `experience`) towards what the task names, from wherever
-                the agent is, first in the admissible list (see rbdspy.maps).
-            focus: list the admissible actions that name something the task names first, and the
-                one that does what the task says (if admissible) first of all, named above the
-                observation.
-            show_memory: put the memory block in the prompt. False: memory reaches the agent only
-                as suggested actions (with `suggest`), so a small model cannot copy actions from a
-                sequence about something else.
-            confirm: before an action that gives the task's answer (the environment's
-                `answer_in`), ask the LM whether the thing it names is what the task asks for
-                (rbdspy/agent/answer_check.py); on a no, strike it for the episode and choose
-                among the listed actions left.
-            follow: (with `suggest`) take the map's step without an LM call where it is on the way
-                to another place (a move, a door opened first); every other action is the LM's.
-            listed_only: where the environment lists every action it understands, ask an action
-                written outside the list again, as a choice among the listed actions.
-            handle: (with `follow`) also take the map's step that does with a thing in view what
-                a past task of this kind did with one; an answer only with `confirm`, once the
-                answer check keeps it.
-            explore: after `EXPLORE_AFTER` actions in one place where the map offers no step,
-                take the environment's way out to a place not visited this episode (`way_out`),
-                without an LM call.
+        on_step: called with a `StepEvent` after each step, in the thread that plays the episode.
+            It only watches: what it returns is ignored, and what it raises ends the episode.
+        policies: the step policies, in order (`rbdspy.agent.policies`), the same on every task, or
+            a `ByWorld` (chosen per task). The default, `DEFAULT_POLICIES`: `WORLD_POLICIES` on a
+            task in a world that persists (the environment's `world_of` names one), the plain LM
+            (`PLAIN_POLICIES`, the memory block in its prompt) elsewhere.
     """
 
     def __init__(
@@ -138,7 +124,7 @@ class EnvAgent(dspy.Module):
         max_admissible: int = MAX_ADMISSIBLE_SHOWN,
         reasoning: bool = False,
         on_step: StepHook | None = None,
-        aids: Aids | AidsByWorld = DEFAULT_AIDS,
+        policies: Policies | ByWorld = DEFAULT_POLICIES,
     ):
         super().__init__()
         if max_steps < 1:
@@ -153,28 +139,14 @@ class EnvAgent(dspy.Module):
         self.asked_for = dspy.Predict(AskedFor)
         self.confirm = dspy.Predict(YesOrNo)
         self.on_step = on_step
-        if not isinstance(aids, (Aids, AidsByWorld)):
-            raise TypeError(f"aids must be an Aids or an AidsByWorld (rbdspy.agent); got {type(aids).__name__}")
-        self.aids = aids
+        self.policies = _checked(policies)
         self._said_placeless = False
 
-    def suggester_for(
-        self, ref: TaskRef, task: str, where: Whereabouts | None, experience: list[Experience]
-    ) -> MapSuggester | None:
-        """The map of the task's world learned from `experience`, following this episode from
-        where it starts; None where the environment names no place (said once per agent)."""
-        if where is None:
-            if not self._said_placeless:
-                log.warning("%s names no place: no map is learned or followed", self.env.name)
-                self._said_placeless = True
-            return None
-        world = WorldMap(experience, world=world_of(self.env, ref))
-        kind = kind_of(self.env, ref)
-        return MapSuggester(world, task, where.place, where.in_view, where.carrying, kind=kind)
-
-    def aids_for(self, task_id: str | TaskRef) -> Aids:
-        """The aids an episode of `task_id` plays with."""
-        return aids_for(self.aids, persistent=self.world(task_id) is not None)
+    def policies_for(self, task_id: str | TaskRef) -> tuple[Any, ...]:
+        """The step policies an episode of `task_id` plays with."""
+        if isinstance(self.policies, ByWorld):
+            return self.policies.for_task(persistent=self.world(task_id) is not None)
+        return self.policies
 
     @property
     def on_step(self) -> StepHook | None:
@@ -194,30 +166,28 @@ class EnvAgent(dspy.Module):
             return self.env.describe(task_id)
 
     def situation(self, task: str = "", task_id: str | TaskRef | None = None, **_: Any) -> str:
-        """What the bank retrieves by: the task plus the episode's first observation (a reset,
-        milliseconds in TextWorld-Express). The trajectory records the same text, so lessons are
-        stored under the situation they were learned in."""
+        """What the bank retrieves by: the task plus the episode's first observation. The
+        trajectory records the same text, so lessons are stored under the situation they were
+        learned in."""
         ref = self._ref(task_id)
         with episode_lock(self.env):
             first = self.env.reset(ref, admissible=False)
         return situation_text(task or first.task_description, first.text)
 
-    def with_aids(self, **changes: bool) -> EnvAgent:
-        """This agent (same environment, budget, predictor and hook) with some aids set otherwise
-        on every kind of task, e.g. `with_aids(show_memory=True, suggest=False)`: lessons in the
-        prompt, no steps offered."""
+    def with_policies(self, policies: Policies | ByWorld) -> EnvAgent:
+        """This agent (same environment, budget, predictors and hook) with other step policies."""
         other = copy.copy(self)
-        other.aids = self.aids.replace(**changes)
+        other.policies = _checked(policies)
         return other
 
     def reads_lessons(self, task_id: str | TaskRef | None = None, **_: Any) -> bool:
-        """Whether the memory block is in the prompt for `task_id` (`show_memory`): where it is
-        not, memory reaches the agent only as the map's suggested steps."""
-        return bool(self.aids_for(self._ref(task_id)).show_memory)
+        """Whether the memory block is in the LM's prompt for `task_id`: where it is not, memory
+        reaches the agent only as the map's steps, and a bank writes no lessons for it."""
+        return any(isinstance(p, LMChoice) and p.prompt.memory for p in self.policies_for(self._ref(task_id)))
 
     def world(self, task_id: str | TaskRef | None = None, **_: Any) -> str | None:
         """The world that persists `task_id` is played in ("textworld/1"; the environment's
-        `world_of`), None where its tasks share no world. A bank retrieves for it by world."""
+        `world_of`), None where its tasks share no world. A bank keeps one map per world."""
         return world_of(self.env, self._ref(task_id))
 
     def _ref(self, task_id: str | TaskRef | None) -> TaskRef:
@@ -228,70 +198,99 @@ class EnvAgent(dspy.Module):
             )
         return TaskRef.parse(task_id) if isinstance(task_id, str) else task_id
 
-    def _plan(self, task: str, memory: str, task_id: str | None, experience: list[Experience] | None) -> Plan:
+    def _map(self, ref: TaskRef, world_map: WorldMap | None, experience: list[Experience] | None) -> WorldMap | None:
+        """The map the episode follows: the bank's map of the task's world, else one learned from
+        the experiences served (a caller of its own); None where the task is in no world."""
+        world = world_of(self.env, ref)
+        if world is None:
+            return None
+        if world_map is not None:
+            return world_map
+        return WorldMap(world, experience or ()) if experience else None
+
+    def _plan(
+        self,
+        task: str,
+        memory: str,
+        task_id: str | None,
+        experience: list[Experience] | None,
+        world_map: WorldMap | None,
+    ) -> Plan:
         """One episode. Environment calls block (py4j round trips, ~100 ms for ScienceWorld's
         admissible list), so they are Blocking requests: an async caller runs them in a worker
         thread and its event loop keeps serving other episodes."""
         ref = self._ref(task_id)
+        policies = self.policies_for(ref)
         lock = episode_lock(self.env)
         yield Blocking(lock.acquire)
         try:
-            episode = Episode(self, ref, task, memory, list(experience or []))
+            episode = Episode(self, ref, task, memory, self._map(ref, world_map, experience))
             episode.start((yield Blocking(self.env.reset, (ref,))))
+            if episode.world is not None and episode.guide is None and not self._said_placeless:
+                log.warning("%s names no place or types no action: no map is followed", self.env.name)
+                self._said_placeless = True
             for index in range(self.max_steps):
-                pred, action = None, episode.way_step()
-                # A place the map only passes through is scanned too; an answer of the map's own
-                # is the map's to give.
-                if action is None or not episode.answer_in(action):
-                    action = (yield from episode.scan_step()) or action
-                if action is None:
-                    action = yield from episode.explore_step()
                 try:
-                    # The scan's pick was asked about already, and liked best of all in view.
-                    checked = not episode.scan_pick and action is not None and episode.aids.confirm
-                    checked = checked and episode.answer_in(action)
-                    if checked and not (yield from episode.confirmed(action)):
-                        action, episode.followed = None, False  # memory's answer declined: the LM chooses
-                    if action is None:
-                        pred, action = yield from self._choose(episode)
+                    choice = yield from self._choose(episode, policies)
                 except Exception as exc:  # an LM failure wastes the step, never the episode
                     episode.record_error(index, exc)
                     episode.report(index)
                     continue
-                result = yield Blocking(self.env.step, (action,))
-                episode.record(action, result, getattr(pred, "reasoning", None))
-                episode.report(index, action, result)
+                result = yield Blocking(self.env.step, (choice.action,))
+                episode.record(choice, result)
+                episode.report(index, choice, result)
                 if episode.done:
                     break
             return episode.result(self.env)
         finally:
             lock.release()
 
-    def _choose(self, episode: Episode) -> Plan:
-        """The LM's action for this step, asked again after a repeat or a declined answer: returns
-        (prediction, action)."""
-        pred = yield Call(self.act, episode.inputs())
-        action = episode.action_from(pred)
-        if episode.unlisted(action):
-            episode.unlisted_reasked += 1
-            inputs = episode.inputs(struck=action, note=unlisted_note(action))
-            pred, action = yield from episode.ask_again(action, inputs)
-        if episode.repeats(action):
-            episode.reasked += 1
-            inputs = episode.inputs(struck=action)
-            pred, action = yield from episode.ask_again(action, inputs)
-        checked = episode.aids.confirm and episode.answer_in(action)
-        if checked and not (yield from episode.confirmed(action)):
-            inputs = episode.inputs(struck=action, note=declined_note(action))
-            pred, action = yield from episode.ask_again(action, inputs)
-        return pred, action
+    def _choose(self, episode: Episode, policies: tuple[Any, ...]) -> Plan:
+        """The first proposal every reviewer keeps; the LM's, asked again once per reviewer that
+        strikes it, is played as it then stands."""
+        reviewers = [p for p in policies if isinstance(p, Reviews)]
+        for policy in policies:
+            if not isinstance(policy, Proposes):
+                continue
+            choice: Choice | None = yield from policy.propose(episode)
+            if choice is None:
+                continue
+            if isinstance(policy, LMChoice):
+                for reviewer in reviewers:
+                    note = yield from reviewer.review(episode, choice)
+                    if note is not None:
+                        name = type(reviewer).__name__
+                        episode.struck[name] = episode.struck.get(name, 0) + 1
+                        choice = yield from policy.again(episode, choice, note)
+                return choice
+            kept = True
+            for reviewer in reviewers:
+                if (yield from reviewer.review(episode, choice)) is not None:
+                    kept = False
+                    break
+            if kept:
+                return choice
+        raise RuntimeError("no step policy chose an action")  # unreachable: an LMChoice always chooses
 
     def forward(
-        self, task: str = "", memory: str = "", task_id: str | None = None, experience: list[Experience] | None = None
+        self,
+        task: str = "",
+        memory: str = "",
+        task_id: str | None = None,
+        experience: list[Experience] | None = None,
+        world_map: WorldMap | None = None,
     ) -> dspy.Prediction:
-        return run(self._plan(task, memory, task_id, experience))
+        return run(self._plan(task, memory, task_id, experience, world_map))
 
     async def aforward(
-        self, task: str = "", memory: str = "", task_id: str | None = None, experience: list[Experience] | None = None
+        self,
+        task: str = "",
+        memory: str = "",
+        task_id: str | None = None,
+        experience: list[Experience] | None = None,
+        world_map: WorldMap | None = None,
     ) -> dspy.Prediction:
-        return await arun(self._plan(task, memory, task_id, experience))
+        return await arun(self._plan(task, memory, task_id, experience, world_map))
+
+
+__all__ = ["DEFAULT_MAX_STEPS", "EnvAgent", "StepEvent", "episode_lock"]

@@ -15,6 +15,8 @@ from typing import Any
 
 import dspy
 
+from rbdspy.agent import EnvAgent
+from rbdspy.agent.policies import lessons_in_prompt
 from rbdspy.bench.baselines import (
     NoMemory,
     SuccessOnlyBank,
@@ -90,8 +92,9 @@ def _read_by_agent(build: Callable[[BuildContext], dspy.Module]) -> Callable[[Bu
     lessons reach the agent as the paper serves them, read."""
 
     def make(ctx: BuildContext) -> dspy.Module:
-        with_aids = getattr(ctx.agent, "with_aids", None)
-        agent = with_aids(show_memory=True, suggest=False) if callable(with_aids) else ctx.agent
+        agent = ctx.agent
+        if isinstance(agent, EnvAgent):
+            agent = agent.with_policies(lessons_in_prompt(agent.policies))
         return build(BuildContext(agent=agent, store=ctx.store, compiled=ctx.compiled, stream=ctx.stream))
 
     return make
@@ -142,7 +145,7 @@ ARMS: dict[str, Arm] = {
         Arm(
             "reasoningbank-read",
             "the paper's ReasoningBank as the paper serves it: its lessons in the prompt of an agent that reads "
-            "them (the memory block shown, no steps offered), whatever aids the stream's agent plays with",
+            "them (the memory block shown, no steps offered), whatever policies the stream's agent plays with",
             _read_by_agent(_preset(PAPER)),
         ),
         Arm(

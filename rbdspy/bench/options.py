@@ -84,7 +84,7 @@ class BenchOptions(Options):
     (`rbdspy.bench.tasks.StreamTooLongError`)."""
     agent: str = "auto"
     """The EnvAgent variant every arm plays with (`rbdspy.bench.agent_variants.AGENT_VARIANTS`);
-    "auto" is EnvAgent's default (`rbdspy.agent.agent_loop.DEFAULT_AIDS`), chosen per task by
+    "auto" is EnvAgent's default (`rbdspy.agent.policies.DEFAULT_POLICIES`), chosen per task by
     whether its world persists."""
     pause_arms: str | list[str] | None = None
     """With `resume`: arms of the run not played this session (a comma list or a list). They keep

@@ -43,8 +43,6 @@ from rbdspy.datasets.dataset import PERTURBED_KINDS, Cause, LabelledTrajectory, 
 from rbdspy.envs.base import Environment, Split, TaskRef, actions_of, interleave, play
 from rbdspy.types import Trajectory
 
-# Actions that only read the world: dropping one cannot make a task fail, so they are not picked.
-_READ_ONLY_PREFIXES = ("look around", "look at ", "examine ", "inventory", "task")
 DEFAULT_MAX_ATTEMPTS = 6
 
 
@@ -88,8 +86,12 @@ def _record_id(seed: int, task: TaskRef, kind: str, actions: Sequence[str]) -> s
     return digest[:32]
 
 
-def _perturb(kind: ProvenanceKind, gold: list[str], rng: random.Random) -> tuple[list[str], Cause] | None:
-    """One random perturbation of `gold`, or None when the path is too short for it."""
+def _perturb(
+    kind: ProvenanceKind, gold: list[str], rng: random.Random, looks: tuple[str, ...] = ()
+) -> tuple[list[str], Cause] | None:
+    """One random perturbation of `gold`, or None when the path is too short for it. An action
+    that only looks (`looks`, the environment's `ActionLanguage.looks`) is never the one dropped:
+    dropping it cannot make the task fail."""
     n = len(gold)
     if kind == "gold_truncated":
         if n < 2:
@@ -97,7 +99,7 @@ def _perturb(kind: ProvenanceKind, gold: list[str], rng: random.Random) -> tuple
         keep = rng.randrange(1, n)
         return gold[:keep], Cause(index=keep, actions=[gold[keep]], gold_length=n)
     if kind == "gold_step_dropped":
-        candidates = [i for i, a in enumerate(gold) if not a.lower().startswith(_READ_ONLY_PREFIXES)]
+        candidates = [i for i, a in enumerate(gold) if not a.lower().startswith(looks)]
         if not candidates:
             return None
         i = rng.choice(candidates)
@@ -227,7 +229,7 @@ class _Builder:
             kind = kinds[(self._rotation + attempts) % len(kinds)]
             attempts += 1
             with self.timed(kind):
-                made = _perturb(kind, gold, self.rng)
+                made = _perturb(kind, gold, self.rng, tuple(self.env.language.looks))
                 if made is None:
                     self.discarded["perturbation_impossible"] += 1
                     continue

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
-from rbdspy.core.words import content_words
+from rbdspy.core.words import words_of
 from rbdspy.types import Act
 
 SLOT = "{}"
@@ -40,13 +40,26 @@ def fill(template: str, args: Sequence[str]) -> str:
 __all__ = ["SLOT", "Act", "TemplateGrammar", "TypedActions", "fill", "find_listed", "same_act", "same_thing"]
 
 
+# Words after which a name goes on to describe the thing further (what it holds, where it is): "flower
+# pot 7 containing apple tree and soil" is flower pot 7.
+DESCRIBING = frozenset({"containing", "in", "on", "with", "holding"})
+
+
 def same_thing(a: str, b: str) -> bool:
-    """Whether two canonical names name the same thing: equal, or (a name that grew a word as the
-    thing changed: "blue jay", "blue jay egg") every content word of one is in the other."""
-    if a.strip().lower() == b.strip().lower():
+    """Whether two canonical names name the same thing: equal (case aside), or one is the other
+    with words in front of it ("adult apple tree", "apple tree": English says what qualifies a
+    thing before the thing), or with words describing it further after a describing word ("flower
+    pot 7 containing soil"). An "apple" is no "apple tree", and a "blue jay" no "blue jay egg"
+    (a thing renamed as it changed is followed by the map, not guessed from its words)."""
+    left, right = words_of(a), words_of(b)
+    if not left or not right:
+        return False
+    if left == right:
         return True
-    left, right = set(content_words(a)), set(content_words(b))
-    return bool(left and right) and (left <= right or right <= left)
+    short, long = (left, right) if len(left) < len(right) else (right, left)
+    if long[-len(short) :] == short:
+        return True
+    return long[: len(short)] == short and long[len(short)] in DESCRIBING
 
 
 def same_act(a: Act | None, b: Act | None) -> bool:

@@ -61,14 +61,16 @@ class StepResult(BaseModel):
 
 class ActionLanguage(BaseModel):
     """How an environment's actions and tasks are worded, as far as the agent's task focus reads
-    them (rbdspy/agent/agent_loop.py): the words that name no thing, and whether a task is one
+    them (rbdspy/agent/focus.py): the words that name no thing, and whether a task is one
     action the agent can find in the admissible list. Nothing is known by default.
 
     `plain_verbs`: verbs that begin this environment's actions and, written in a task, say nothing
     about which thing the task is about ("go", "take"). `imperative_tasks`: whether a task is one
     imperative sentence whose verb and things one admissible action can do ("Put the mug in the
     fridge."). `verb_forms`: for an imperative task's verb, the action verbs that do what it asks
-    ("put": "put", "insert", "place"); a verb not listed is done by itself only.
+    ("put": "put", "insert", "place"); a verb not listed is done by itself only. `looks`: how the
+    actions that only look at the world begin ("look around", "examine "): dropping one from a
+    path cannot make a task fail.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -76,6 +78,7 @@ class ActionLanguage(BaseModel):
     plain_verbs: frozenset[str] = frozenset()
     imperative_tasks: bool = False
     verb_forms: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    looks: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -29,10 +29,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rbdspy.envs.actions import Act
-from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
+from rbdspy.envs.base import (
+    ActionLanguage,
+    EnvironmentBase,
+    Observation,
+    Split,
+    StepResult,
+    TaskRef,
+    Whereabouts,
+    interleave,
+)
 from rbdspy.envs.gold_cache import GoldCache
 from rbdspy.envs.scienceworld_actions import FIXTURE_CLASSES, PUT_DOWN, ambiguity_choices, compact_actions
-from rbdspy.envs.scienceworld_grammar import ScienceWorldGrammar, thing_name
+from rbdspy.envs.scienceworld_grammar import ScienceWorldGrammar, holders, thing_name
 
 NAME = "scienceworld"
 UNKNOWN_ACTION = "No known action matches that input."
@@ -106,6 +115,8 @@ class ScienceWorld(EnvironmentBase):
 
     name = NAME
     max_score = 100.0
+    # Its actions that only look at the world (the dataset builder never drops one from a path).
+    language = ActionLanguage(looks=("look around", "look at ", "examine ", "inventory", "task"))
 
     def __init__(
         self,
@@ -281,7 +292,8 @@ class ScienceWorld(EnvironmentBase):
         inventory (free actions: no move is spent)."""
         if self._current is None:
             return None
-        place = _PLACE.search(str(self._server.freeActionLook()))
+        look = str(self._server.freeActionLook())
+        place = _PLACE.search(look)
         if place is None:
             return None
         referents = json.loads(str(self._server.getPossibleObjectReferentLUTJSON()))
@@ -290,7 +302,8 @@ class ScienceWorld(EnvironmentBase):
         rooms = self._grammar.rooms
         carrying = [thing_name(t, rooms) for t in carried_things(str(self._server.freeActionInventory()))]
         in_view = sorted({thing_name(t, rooms) for t in things_in_view(referents, types)} - set(carrying))
-        return Whereabouts(place=place.group(1).strip(), in_view=in_view, carrying=carrying)
+        inside = holders(look)
+        return Whereabouts(place=place.group(1).strip(), in_view=in_view, carrying=carrying, inside=inside)
 
     def _know_rooms(self, types: dict[str, dict]) -> None:
         """The house's rooms, from the simulator's referent types: a thing named as being in one

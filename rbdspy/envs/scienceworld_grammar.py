@@ -105,3 +105,34 @@ class ScienceWorldGrammar:
     def answer(self, act: Act) -> str | None:
         """The thing `act` gives as the task's answer ("focus on X": X), else None."""
         return act.args[0] if act.template == ANSWER_TEMPLATE and act.args else None
+
+
+# "a flower pot 8 (containing a apple tree in the adult stage, soil)"; "On the counter is: a bowl (...)".
+_CONTAINING = re.compile(r"^\s*(?:an?|the|some)\s+(.+?)\s+\(containing (.+)\)\s*$")
+_ON_OR_IN = re.compile(r"^\s*(?:an?|the|some)\s+(.+?)[.,].*?\b(?:On|In) the [^:]+ is: (.+?)\.?\s*$")
+_STAGE = re.compile(r"^(.+?) in the (\w+) stage(?:\b.*)?$")
+_PART = re.compile(r",\s*(?![^()]*\))")
+
+
+def _look_name(text: str) -> str:
+    """A thing as the look writes it, named as the parser does: "a apple tree in the adult stage
+    with a short height" is the "adult apple tree"."""
+    name = _ARTICLE.sub("", _DESCRIPTION.sub("", text.strip())).strip()
+    stage = _STAGE.match(name)
+    return f"{stage.group(2)} {stage.group(1)}" if stage else name
+
+
+def holders(look: str) -> dict[str, str]:
+    """What holds each thing the look lists inside or on another ("adult apple tree" -> "flower
+    pot 8", "bowl" -> "counter"): ScienceWorld says it in words, so its adapter reads them."""
+    found: dict[str, str] = {}
+    for line in look.splitlines():
+        match = _CONTAINING.match(line) or _ON_OR_IN.match(line)
+        if match is None:
+            continue
+        holder, held = _look_name(match.group(1)), match.group(2)
+        for part in _PART.split(held):
+            name = _look_name(part)
+            if name and name.lower() != "nothing" and not name.startswith("substance called"):
+                found[name] = holder
+    return found

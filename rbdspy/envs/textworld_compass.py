@@ -19,6 +19,7 @@ TEXTWORLD_LANGUAGE = ActionLanguage(
     plain_verbs=frozenset({"go", "put", "take"}),
     imperative_tasks=True,
     verb_forms={"put": ("put", "insert", "place")},
+    looks=("look", "examine ", "inventory", "task"),
 )
 
 _MOVE = re.compile(r"^(go|move)\s+(north|south|east|west|up|down)$")
@@ -34,6 +35,26 @@ def opposite_move(action: str) -> str | None:
 _TYPED_SLOT = re.compile(r"\{[a-z]+\}")
 # TextWorld's entity type of a door (its `{d}` slots): what is opened, closed or unlocked on a way.
 DOOR_TYPE = "d"
+# The command templates every TextWorld game of the houses lists (its `command_templates`), slots as {}.
+TEXTWORLD_TEMPLATES = (
+    "close {}",
+    "drop {}",
+    "eat {}",
+    "examine {}",
+    "go east",
+    "go north",
+    "go south",
+    "go west",
+    "insert {} into {}",
+    "inventory",
+    "lock {} with {}",
+    "look",
+    "open {}",
+    "put {} on {}",
+    "take {}",
+    "take {} from {}",
+    "unlock {} with {}",
+)
 # TextWorld-Express writes its actions without templates: these are its forms.
 TWX_FORMS = (
     "move {}",

@@ -67,6 +67,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     answered=(step.metadata or {}).get(ANSWERED),
                     score=_score((step.metadata or {}).get("score")),
                     act=_act((step.metadata or {}).get(ACT)),
+                    inside=dict(after.get("inside", {})),
                 )
             )
             here = after
@@ -81,6 +82,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
         start=start.get("place"),
         in_view=list(start.get("in_view", [])),
         carrying=list(start.get("carrying", [])),
+        inside=dict(start.get("inside", {})),
         steps=steps,
         won=trajectory.outcome if won is None else won,
     )

@@ -4,9 +4,13 @@ The past episodes of this kind of task are procedures (`rbdspy.maps.procedure`);
 each of them alongside the episode (a step played that is a procedure's next step, or one a few
 steps on, moves that procedure on) and asks each for its next step, its things said for this task:
 the task's own things (`slots.said_for`), this episode's answer (or, before it gave one, an answer
-the environment confirmed for the kind that is in view here), the same fixed things. A step is done
-where its things are: here where they are in view or in hand, in the place the task names where the
-past task named its place, else where the map saw the thing the task varies, else where the past
+the environment confirmed for the kind that is in view here), the same fixed things (a step with
+one only where `CONFIRMED_BY` past episodes agree on it, as every step of an episode whose task
+differs from this one in words its slots do not hold: "renewable" and "nonrenewable" power
+sources are not the same procedure). A step is done where its things are: here where they are in
+view or in hand (under the name taking them gave, where that differs), in the place the task names
+where the past task named its place, else where the map saw the thing the task varies (nowhere,
+where it was seen in several places: movable things move between tasks), else where the past
 episode did it. Where that is elsewhere, the step is the first of the way there (what was done to
 the way first, then the move). The guide offers a step only where every procedure that offers one
 offers the same, and only as one of the actions listed now: where it cannot tell, it offers
@@ -19,19 +23,23 @@ where each was seen, taking it where it is in view and this world's things were 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rbdspy.core.words import says, words_of
 from rbdspy.envs.actions import find_listed, same_act, same_thing
-from rbdspy.maps.procedure import Procedure, ProcedureStep
-from rbdspy.maps.slots import said_for
-from rbdspy.maps.why_offered import MAX_LEARNED_FROM, Why
-from rbdspy.maps.world import Way, WorldMap
+from rbdspy.maps.procedure import Procedure, ProcedureStep, holder_of
+from rbdspy.maps.slots import said_for, transfers
+from rbdspy.maps.why import MAX_LEARNED_FROM, Why
+from rbdspy.maps.world_map import Way, WorldMap
 from rbdspy.types import Act
 
 # A step played moves a procedure on to it when it is at most this many steps ahead.
 LOOKAHEAD = 4
+# A step with a fixed thing (one neither the task nor the answer names: the thermometer) is offered
+# only where this many past episodes of the kind do it next: one episode cannot tell a thing every
+# task of the kind needs from one its own variation happened to need (flower pot 6, inclined plane b).
+CONFIRMED_BY = 2
 
 Listed = Sequence[tuple[Act | None, str]]
 
@@ -46,6 +54,7 @@ class Offer:
     why: Why
     on_the_way: bool = False
     answers: bool = False
+    fixed: bool = False  # the step it is (or leads to) does something to a thing no slot names
 
 
 class Guide:
@@ -64,17 +73,23 @@ class Guide:
         carrying: Sequence[str] = (),
         imperative: bool = False,
         answer_of: Callable[[Act], str | None] | None = None,
+        confirmed_by: int = CONFIRMED_BY,
+        inside: Mapping[str, str] | None = None,
     ):
         self.map, self.task, self.kind = world, task, kind
+        self.confirmed_by = confirmed_by
         self.place, self.in_view, self.carrying = place, list(in_view), list(carrying)
+        self.inside: dict[str, str] = dict(inside or {})  # what held each thing, as last said this episode
         self.imperative = imperative
         self.answer_of = answer_of or (lambda _act: None)
         self.procedures: list[Procedure] = world.kind_procedures(kind)
         self.at = [0] * len(self.procedures)
+        self.transfers = [transfers(p, task) for p in self.procedures]
         self.done: list[Act] = []
         self.since_arrival: list[Act] = []
         self.answer: str | None = None
         self.declined: list[str] = []
+        self.renamed: dict[str, str] = {}  # a thing put in hand under another name -> the name taken
 
     # ---- following the episode -----------------------------------------------------------------
 
@@ -85,12 +100,18 @@ class Guide:
         place: str | None,
         in_view: Sequence[str] = (),
         carrying: Sequence[str] = (),
+        inside: Mapping[str, str] | None = None,
     ) -> None:
-        """What the agent did, and where it is now, what is in view there and what it carries."""
+        """What the agent did, and where it is now, what is in view there, what it carries and
+        (where the environment says) what holds what."""
+        self.inside.update(inside or {})
         if accepted:
             answered = self.answer_of(act)
             if answered and self.answer is None:
                 self.answer = answered
+            gained = [c for c in carrying if c not in self.carrying]
+            if len(gained) == 1 and act.args and not any(same_thing(gained[0], a) for a in act.args):
+                self.renamed[gained[0]] = act.args[0]  # "pick up blue jay": a blue jay egg in hand
             self.done.append(act)
             for n, procedure in enumerate(self.procedures):
                 ahead = range(self.at[n], min(len(procedure.steps), self.at[n] + LOOKAHEAD))
@@ -121,6 +142,8 @@ class Guide:
         offers = [o for n in range(len(self.procedures)) if (o := self._from(n, listed)) is not None]
         if not offers or any(o.text != offers[0].text for o in offers):
             return None
+        if any(o.fixed for o in offers) and len(offers) < self.confirmed_by:
+            return None
         learned = tuple(dict.fromkeys(t for o in offers for t in o.why.learned_in))[:MAX_LEARNED_FROM]
         return replace(offers[0], why=replace(offers[0].why, learned_in=learned, agreed=len(offers)))
 
@@ -135,15 +158,17 @@ class Guide:
             return None
         goal = self._place_for(procedure, self.at[n], act)
         target = next((a for a, slot in zip(act.args, step.slots, strict=True) if slot != "fixed"), None)
+        fixed = "fixed" in step.slots or not self.transfers[n]
         if goal is None:
             return None
         if goal != self.place:
-            return self._toward(goal, listed, target, procedure.task)
-        text = find_listed(act, listed)
+            way = self._toward(goal, listed, target, procedure.task)
+            return replace(way, fixed=fixed) if way is not None else None
+        text = self._listed_renamed(act, listed) or find_listed(act, listed)
         if text is None:
             return None
         why = Why("procedure", self.place, target, (procedure.task,))
-        return Offer(text, act, why, answers=step.answers or self.answer_of(act) is not None)
+        return Offer(text, act, why, answers=step.answers or self.answer_of(act) is not None, fixed=fixed)
 
     def _filled(self, procedure: Procedure, step: ProcedureStep) -> Act | None:
         """`step`'s act with its things said for this episode; None where one cannot be."""
@@ -156,24 +181,31 @@ class Guide:
                 if said is None:
                     return None
                 args.append(said)
+            elif slot == "holder":
+                holder = holder_of(self.inside, self.answer) if self.answer else None
+                if holder is None:
+                    return None
+                args.append(holder)
             else:
-                answer = self.answer or self.answer_here()
+                # Before the episode answers, a past answer here stands in only for the answer itself,
+                # which the agent's answer check then asks about; steps before it wait for the answer.
+                answer = self.answer or (self.answer_here() if step.answers else None)
                 if answer is None:
                     return None
                 args.append(answer)
         return step.act.with_args(args)
 
     def answer_here(self) -> str | None:
-        """The one thing in view or in hand the environment confirmed as an answer to this kind
-        (the most often confirmed, where several are), none the agent declined."""
+        """The one thing in view or in hand the environment confirmed as an answer to this kind,
+        none the agent declined; None where none is, or several are (which one this task wants
+        cannot be told)."""
         here = [*self.carrying, *self.in_view]
+        found: set[str] = set()
         for known in self.map.answers_of(self.kind):
             if any(same_thing(known, d) for d in self.declined):
                 continue
-            found = [t for t in here if t.lower() == known.lower()] or [t for t in here if same_thing(t, known)]
-            if len(found) == 1:
-                return found[0]
-        return None
+            found |= {t for t in here if t.lower() == known.lower()} or {t for t in here if same_thing(t, known)}
+        return found.pop() if len(found) == 1 else None
 
     def _place_for(self, procedure: Procedure, index: int, act: Act) -> str | None:
         """Where `procedure`'s step `index` (as `act`) is done in this episode; None: cannot tell."""
@@ -200,6 +232,8 @@ class Guide:
                 if self._here(thing):
                     return self.place
                 places = self.map.where(thing)
+                if len(places) > 1:
+                    return None  # seen in several places: where it is this time cannot be told
                 if places:
                     return places[0]
         return anchor.place
@@ -261,11 +295,19 @@ class Guide:
     def _take(self, thing: str, listed: Listed) -> Offer | None:
         for act, text in listed:
             if act is not None and act.args and self.map.taking[act.template] and same_thing(act.args[0], thing):
-                return Offer(text, act, Why("take", self.place, thing))
+                return Offer(text, act, Why("hold", self.place, thing))
         return None
 
+    def _listed_renamed(self, act: Act, listed: Listed) -> str | None:
+        """`act` as listed with a thing in hand under the name it got when taken."""
+        args = [next((new for new, old in self.renamed.items() if same_thing(old, a)), a) for a in act.args]
+        return find_listed(act.with_args(args), listed) if args != list(act.args) else None
+
+    def _names(self, thing: str) -> list[str]:
+        return [thing, *(new for new, old in self.renamed.items() if same_thing(old, thing))]
+
     def _here(self, thing: str) -> bool:
-        return any(same_thing(thing, t) for t in (*self.in_view, *self.carrying))
+        return any(same_thing(n, t) for n in self._names(thing) for t in (*self.in_view, *self.carrying))
 
     def _held(self, thing: str) -> bool:
-        return any(same_thing(thing, t) for t in self.carrying)
+        return any(same_thing(n, t) for n in self._names(thing) for t in self.carrying)

@@ -4,8 +4,11 @@ A won episode's actions, typed, less its moves and what it did to ways (the map 
 wherever the next episode is), are the steps of a procedure; each thing in a step is a slot:
 
 - "task": the task named it ("water" in "boil water"): the next task says its own (`slots.said_for`);
-- "answer": the episode gave it as the task's answer, or it is the thing answered with (a kind of
-  task, "find an animal", is satisfied by any of its kind): the next episode's own answer;
+- "answer": the episode gave it as the task's answer, or it is the thing answered with, or what
+  taking that thing put in hand (a kind of task, "find an animal", is satisfied by any of its
+  kind): the next episode's own answer;
+- "holder": what held the answer, where the environment says what holds what ("pick up flower
+  pot 8", the pot the apple tree grew in): what holds the next episode's answer;
 - "fixed": anything else (the thermometer, the stove), the same thing again.
 
 Each step keeps the place it was done in, and whether the task named that place. An episode that
@@ -26,7 +29,7 @@ from rbdspy.envs.actions import same_thing
 from rbdspy.maps.slots import said_in
 from rbdspy.types import Act, Experience, ExperienceStep
 
-Slot = Literal["task", "answer", "fixed"]
+Slot = Literal["task", "answer", "holder", "fixed"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ def _moved(step: ExperienceStep) -> bool:
 def procedure_of(experience: Experience) -> Procedure | None:
     """The procedure `experience` shows (see the module docstring); None where it shows none."""
     answer = next((s.answered for s in experience.steps if s.answered and s.accepted), None)
+    answers = _answer_names(experience, answer)
+    holders = _holders(experience, answers)
     kept: list[tuple[ExperienceStep, Act, bool]] = []
     best = 0.0
     for step in experience.steps:
@@ -79,7 +84,7 @@ def procedure_of(experience: Experience) -> Procedure | None:
         kept = _scored_part(kept)
     if not kept:
         return None
-    steps = tuple(_typed(step, act, scored, experience.task, answer) for step, act, scored in kept)
+    steps = tuple(_typed(step, act, scored, experience.task, answers, holders) for step, act, scored in kept)
     return Procedure(experience.task, experience.kind, steps, bool(experience.won), answer)
 
 
@@ -96,15 +101,50 @@ def _scored_part(kept: list[tuple[ExperienceStep, Act, bool]]) -> list[tuple[Exp
     return [kept[i] for i in sorted(keep) if i <= scored_at[-1]]
 
 
-def _typed(step: ExperienceStep, act: Act, scored: bool, task: str, answer: str | None) -> ProcedureStep:
-    slots = tuple(_slot(arg, task, answer) for arg in act.args)
+def _answer_names(experience: Experience, answer: str | None) -> tuple[str, ...]:
+    """The answer, and what taking it put in hand: an environment may name a thing otherwise once
+    held ("pick up blue jay": a blue jay egg in the inventory)."""
+    if answer is None:
+        return ()
+    names = [answer]
+    held = list(experience.carrying)
+    for step in experience.steps:
+        gained = [c for c in step.carrying if c not in held]
+        if step.accepted and len(gained) == 1 and any(same_thing(a, answer) for a in step_act(step).args):
+            names.append(gained[0])
+        held = list(step.carrying)
+    return tuple(dict.fromkeys(names))
+
+
+def _holders(experience: Experience, answers: tuple[str, ...]) -> tuple[str, ...]:
+    """What held the answer at any point of the episode, as the environment said."""
+    found = [
+        holder
+        for inside in (experience.inside, *(s.inside for s in experience.steps))
+        for thing, holder in inside.items()
+        if any(same_thing(thing, a) for a in answers)
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def holder_of(inside: dict[str, str], answer: str) -> str | None:
+    """What holds `answer`, as `inside` (thing -> holder) says."""
+    return next((holder for thing, holder in inside.items() if same_thing(thing, answer)), None)
+
+
+def _typed(
+    step: ExperienceStep, act: Act, scored: bool, task: str, answers: tuple[str, ...], holders: tuple[str, ...]
+) -> ProcedureStep:
+    slots = tuple(_slot(arg, task, answers, holders) for arg in act.args)
     named = bool(step.place) and said_in(task, step.place or "")
     return ProcedureStep(act, slots, step.place, named, answers=bool(step.answered), scored=scored)
 
 
-def _slot(arg: str, task: str, answer: str | None) -> Slot:
-    if answer and same_thing(arg, answer) and not said_in(task, arg):
-        return "answer"
+def _slot(arg: str, task: str, answers: tuple[str, ...], holders: tuple[str, ...]) -> Slot:
     if said_in(task, arg):
         return "task"
+    if any(same_thing(arg, a) for a in answers):
+        return "answer"
+    if any(same_thing(arg, h) for h in holders):
+        return "holder"
     return "fixed"

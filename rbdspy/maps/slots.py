@@ -56,3 +56,23 @@ def said_for(name: str, past_task: str, task: str) -> str | None:
 def said_in(task: str, name: str) -> bool:
     """Whether `task` says `name` (its content words one after another)."""
     return says(task, name)
+
+
+def transfers(procedure, task: str) -> bool:
+    """Whether `procedure`'s task differs from `task` only where the procedure's slots hold the
+    task's words (its things and places named by the task): then what it did is done again with
+    this task's things. A word changed that no slot holds ("renewable" for "nonrenewable",
+    "shallowest" for "steepest") may change what is done."""
+    past, now = words_of(procedure.task), words_of(task)
+    held: set[int] = set()
+    for step in procedure.steps:
+        named = [a for a, slot in zip(step.act.args, step.slots, strict=True) if slot == "task"]
+        named += [step.place] if step.place_named and step.place else []
+        for name in named:
+            span = _span(past, words_of(name))
+            if span is not None:
+                held |= set(range(*span))
+    for tag, i1, i2, _j1, _j2 in _opcodes(past, now):
+        if tag != "equal" and (i1 == i2 or not set(range(i1, i2)) <= held):
+            return False
+    return True

@@ -6,18 +6,20 @@ each observation, and the episode's trajectory for the bank to record.
             super().__init__()
             self.env = env
 
-        def forward(self, task, memory="", task_id=None, experience=None):
-            tools = EnvironmentTools(self.env, task_id, experience)
+        def forward(self, task, memory="", task_id=None, world_map=None):
+            tools = EnvironmentTools(self.env, task_id, world_map=world_map)
             pred = dspy.ReAct("task, memory -> answer", tools=tools.tools(), max_iters=15)(task=task, memory=memory)
             return dspy.Prediction(answer=pred.answer, trajectory=tools.trajectory())
 
         def world(self, task_id=None, **_):
             return world_of(self.env, TaskRef.parse(task_id))
 
-A ReasoningBank around `MyAgent` serves it the typed experiences of the task's world (it takes an
-`experience` input), records each episode with the places the environment named, and, in a world
-that persists, the map is learned from every episode. Memory stays data: what the tool shows is
-one of the admissible actions, marked as a suggestion.
+A ReasoningBank around `MyAgent` serves it the map of the task's world (it takes a `world_map`
+input: the bank keeps one per world, learned from every episode of it stored) and records each
+episode with the places the environment named and its actions typed. Memory stays data: what the
+tool shows is one of the admissible actions, marked as a suggestion. An agent that takes
+`experience` instead is served the typed experiences of the items retrieved, and the map is
+learned from those.
 """
 
 from __future__ import annotations
@@ -27,15 +29,18 @@ from collections.abc import Iterable
 import dspy
 
 from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
+from rbdspy.envs.actions import TypedActions
 from rbdspy.envs.base import (
     Environment,
     TaskRef,
     kind_of,
+    observation_note,
     trajectory_metadata,
     whereabouts_note,
     world_of,
 )
-from rbdspy.maps.suggester import MapSuggester
+from rbdspy.envs.capabilities import answer_in
+from rbdspy.maps.guide import Guide
 from rbdspy.maps.world_map import WorldMap
 from rbdspy.types import Experience, Step, Trajectory
 
@@ -44,9 +49,16 @@ MAX_LISTED = 40  # admissible actions shown in a tool's answer
 
 class EnvironmentTools:
     """One episode of `task_id` in `env`, played through `act` (and `look`), offering the next
-    step of the map learned from `experience` beside each observation."""
+    step of the map of the task's world (`world_map`, or one learned from `experience`) beside
+    each observation."""
 
-    def __init__(self, env: Environment, task_id: str | TaskRef, experience: Iterable[Experience] | None = None):
+    def __init__(
+        self,
+        env: Environment,
+        task_id: str | TaskRef,
+        experience: Iterable[Experience] | None = None,
+        world_map: WorldMap | None = None,
+    ):
         self.env = env
         self.ref = TaskRef.parse(task_id) if isinstance(task_id, str) else task_id
         first = env.reset(self.ref)
@@ -54,22 +66,38 @@ class EnvironmentTools:
         self.admissible = list(first.admissible)
         self.steps = [Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts))]
         self.actions = 0
+        self.typed = isinstance(env, TypedActions)
         where = first.whereabouts
-        world = WorldMap(experience or [], world=world_of(env, self.ref))
-        self.suggester = (
-            MapSuggester(world, self.task, where.place, where.in_view, where.carrying, kind=kind_of(env, self.ref))
-            if where is not None
-            else None
-        )
+        self.place = where.place if where else None
+        world = world_of(env, self.ref)
+        if world_map is None and world is not None and experience:
+            world_map = WorldMap(world, experience)
+        self.guide = None
+        if world_map is not None and where is not None and self.typed:
+            self.guide = Guide(
+                world_map,
+                self.task,
+                kind_of(env, self.ref),
+                where.place,
+                where.in_view,
+                where.carrying,
+                imperative=env.language.imperative_tasks,
+                answer_of=self._answer_of,
+                inside=where.inside,
+            )
         self.first = first.text
         self.offered: dict = {}  # the step last shown as memory's suggestion, and why (for the record)
 
+    def _answer_of(self, act) -> str | None:
+        return answer_in(self.env, self.env.render_action(act))
+
     def _answer(self, observation: str) -> str:
         listed = "; ".join(self.admissible[:MAX_LISTED]) or "(not listed)"
-        suggested = self.suggester.suggest(self.admissible) if self.suggester is not None else None
-        why = self.suggester.why if suggested else None
-        self.offered = {"suggested": suggested, "suggested_why": why.to_dict()} if why else {}
-        hint = f"\nMemory suggests: {suggested} ({why.text()})" if why else ""
+        offer = None
+        if self.guide is not None:
+            offer = self.guide.offer([(self.env.parse_action(a), a) for a in self.admissible])
+        self.offered = {"suggested": offer.text, "suggested_why": offer.why.to_dict()} if offer else {}
+        hint = f"\nMemory suggests: {offer.text} ({offer.why.text()})" if offer else ""
         return f"{observation}\nAdmissible actions: {listed}{hint}"
 
     def look(self) -> str:
@@ -84,11 +112,20 @@ class EnvironmentTools:
         self.actions += 1
         self.admissible = list(result.admissible)
         where = result.whereabouts
-        if self.suggester is not None:
-            self.suggester.played_from(action, result.valid, where)
+        typed = self.env.parse_action(action) if self.typed else None
+        if self.guide is not None and typed is not None:
+            self.guide.played(
+                typed,
+                result.valid,
+                where.place if where else None,
+                where.in_view if where else (),
+                where.carrying if where else (),
+                where.inside if where else None,
+            )
         self.steps.append(Step(role=AGENT_ROLE, content=action, metadata=self.offered))
-        meta = {"score": result.score, "valid": result.valid, **whereabouts_note(where)}
-        self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=meta))
+        note = observation_note(self.env, action, result, self.place)
+        self.place = where.place if where else self.place
+        self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
         return self._answer(result.observation)
 
     def tools(self) -> list[dspy.Tool]:

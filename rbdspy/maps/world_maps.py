@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rbdspy.maps.world import WorldMap
+from rbdspy.maps.world_map import WorldMap
 from rbdspy.memory import MemoryStore
 from rbdspy.types import MemoryItem
 

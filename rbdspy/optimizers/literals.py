@@ -22,22 +22,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rbdspy.envs.action_words import ACTION_WORDS
+
 WORD = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
-# Words that may appear in an action without making a lesson episode-specific: grammar, the
-# verbs of the text-game action languages (ScienceWorld, TextWorld-Express), and nouns every
-# task shares. A lesson that says "open the door before moving" is still general.
+# Words that may appear in an action without making a lesson episode-specific: grammar, the words the
+# environments' actions are made of (each adapter's own, `rbdspy.envs.action_words`), common verbs,
+# and nouns every task shares. A lesson that says "open the door before moving" is still general.
 _GENERIC_WORDS_TEXT = (
     "a an the this that these those it its itself them they their there here to on in into onto inside "
     "from with at of for and or up down out off by about over under around through across toward towards "
-    "near next using use look go move walk open close take pick put drop place examine inventory read "
-    "focus activate deactivate connect disconnect mix pour eat drink wait wait1 teleport cook slice chop "
-    "dice prepare turn flip check inspect get give find unlock lock enter exit leave return make task "
-    "step action agent object item items thing things container location room door doors self yes no not "
-    "all any some each every first next last new substance"
+    "near next using use walk place drink teleport turn flip check inspect get give find enter exit leave "
+    "return make step action agent object item items thing things container location room door doors self "
+    "yes no not all any some each every first next last new substance"
 )
-GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split())
+GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split()) | ACTION_WORDS
 
 ENV_ROLES = frozenset({"env", "environment", "tool", "observation", "user", "system"})
 

@@ -1,7 +1,7 @@
 """The optimizable prompts of rbdspy. Each docstring is the instruction an optimizer rewrites.
 
 - judge.py: the judge designs' questions; extract.py, contrast.py: the extractors' and the
-  distiller's; select.py, refine.py: test-time scaling's; maps.py: the target chooser's.
+  distiller's; select.py, refine.py: test-time scaling's.
 - act.py: the environment agent's next action (`NextAction`, rbdspy/agent/); confirm.py: its check
   before an action that commits the task's answer (`AskedFor`, `YesOrNo`).
 - workflow.py: the AWM baseline's workflow induction (`InduceWorkflow`, rbdspy/bench/baselines.py).
@@ -21,7 +21,6 @@ from rbdspy.signatures.judge import (
     JudgeWithConfidence,
     RequirementCheck,
 )
-from rbdspy.signatures.maps import ChooseTaskTargets
 from rbdspy.signatures.refine import RefineTrajectory
 from rbdspy.signatures.rubric import GradeLessons
 from rbdspy.signatures.select import SelectBestTrajectory
@@ -29,7 +28,6 @@ from rbdspy.signatures.workflow import InduceWorkflow
 
 __all__ = [
     "AskedFor",
-    "ChooseTaskTargets",
     "ContrastTrajectories",
     "ExtractFailureLessons",
     "ExtractSuccessLessons",

@@ -26,4 +26,4 @@ class NextAction(dspy.Signature):
     )
     observation: str = dspy.InputField(desc="What the environment says now")
     admissible_actions: str = dspy.InputField(desc="Actions the environment accepts now, one per line")
-    action: str = dspy.OutputField(desc="Exactly one action, e.g. 'open door to kitchen'")
+    action: str = dspy.OutputField(desc="Exactly one action, copied from the admissible list")

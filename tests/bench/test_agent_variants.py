@@ -1,20 +1,55 @@
-"""The named EnvAgent configurations of `rbdspy bench --agent`."""
+"""The named EnvAgent configurations of `rbdspy bench --agent`: lists of step policies."""
 
 import pytest
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS, NO_AIDS, OFFERED_AIDS, WORLD_AIDS, Aids
+from rbdspy.agent import (
+    DEFAULT_POLICIES,
+    OFFERED_POLICIES,
+    PLAIN_POLICIES,
+    WORLD_POLICIES,
+    AnswerCheck,
+    AnswerScan,
+    Explore,
+    FollowMap,
+    ListedOnly,
+    LMChoice,
+    RepeatGuard,
+)
+from rbdspy.agent.policies import lessons_in_prompt
 from rbdspy.bench.agent_variants import AGENT_VARIANTS, agent_options
 
 
-def test_variants_name_the_aids_they_turn_on():
-    assert agent_options("loop") == {"aids": Aids(status_line=True, repeat_guard=True)}
-    assert agent_options("plain") == {"aids": NO_AIDS} and agent_options("auto") == {"aids": DEFAULT_AIDS}
-    assert set(AGENT_VARIANTS) >= {"plain", "status", "guard", "loop", "suggest", "loop-suggest", "focus", "full"}
-    # "routes-handle" is what EnvAgent plays with, left to its defaults, in a world that persists;
-    # "routes" only offers the map's steps, and the variants between add one way of taking them each.
-    assert agent_options("routes-handle") == {"aids": WORLD_AIDS} and DEFAULT_AIDS.persistent == WORLD_AIDS
-    assert agent_options("routes") == {"aids": OFFERED_AIDS}
-    assert agent_options("routes-explore") == {"aids": OFFERED_AIDS.replace(follow=True, explore=True)}
-    assert OFFERED_AIDS.replace(follow=True, explore=True, handle=True, listed_only=True, scan=True) == WORLD_AIDS
+def _kinds(policies):
+    return [type(p).__name__ for p in policies]
+
+
+def test_variants_are_lists_of_policies_each_adding_one_way_of_taking_the_maps_steps():
+    assert agent_options("plain") == {"policies": PLAIN_POLICIES} and agent_options("auto") == {
+        "policies": DEFAULT_POLICIES
+    }
+    assert DEFAULT_POLICIES.persistent == WORLD_POLICIES and DEFAULT_POLICIES.elsewhere == PLAIN_POLICIES
+    assert agent_options("routes")["policies"] == OFFERED_POLICIES
+    assert _kinds(AGENT_VARIANTS["routes-explore"]) == ["FollowMap", "Explore", *_kinds(OFFERED_POLICIES)]
+    assert _kinds(WORLD_POLICIES) == [
+        "AnswerScan",
+        "FollowMap",
+        "Explore",
+        "LMChoice",
+        "ListedOnly",
+        "RepeatGuard",
+        "AnswerCheck",
+    ]
+    assert AGENT_VARIANTS["routes-follow"][0].ways_only and not WORLD_POLICIES[1].ways_only
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         agent_options("smart")
+
+
+def test_lessons_in_prompt_drops_what_reads_the_map_and_shows_the_memory_block():
+    read = lessons_in_prompt(WORLD_POLICIES)
+    assert not any(isinstance(p, (FollowMap, AnswerScan)) for p in read)
+    lm = next(p for p in read if isinstance(p, LMChoice))
+    assert lm.prompt.memory and not lm.prompt.offer and lm.prompt.status_line
+    assert any(isinstance(p, Explore) for p in read) and any(isinstance(p, AnswerCheck) for p in read)
+    assert any(isinstance(p, (ListedOnly, RepeatGuard)) for p in read)
+    both = lessons_in_prompt(DEFAULT_POLICIES)
+    assert both.persistent == read and both.elsewhere == PLAIN_POLICIES

@@ -197,13 +197,13 @@ def test_the_reproduce_command_of_a_house_run_names_its_world_and_agent(captured
     from rbdspy.bench.settings import resolve, run_record
 
     options = BenchOptions(
-        env="textworld", arms=["no-memory", "gold-exemplar"], task_set="house", world_seed=2, agent="loop-suggest"
+        env="textworld", arms=["no-memory", "gold-exemplar"], task_set="house", world_seed=2, agent="loop"
     )
     config = run_record(resolve(options))
     argv = shlex.split(reproduce_command(config))
     result = CliRunner().invoke(app, argv[1:])
     assert result.exit_code == 0, result.output
-    assert (captured["env"], captured["world_seed"], captured["agent"]) == ("textworld", 2, "loop-suggest")
+    assert (captured["env"], captured["world_seed"], captured["agent"]) == ("textworld", 2, "loop")
 
 
 def test_house_options_are_checked(captured):

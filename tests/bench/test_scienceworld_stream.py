@@ -19,7 +19,7 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
         HashEmbedder(dim=64),
         out,
         env="scienceworld",
-        # ScienceWorld's house persists: the agent plays with the routes aids and reads no lessons,
+        # ScienceWorld's house persists: the agent plays with the world's policies and reads no lessons,
         # so the paper's bank is served as the paper serves it, read (reasoningbank-read).
         arms="no-memory,reasoningbank-read,own-walkthrough",
         smoke=True,
@@ -45,7 +45,7 @@ def test_scienceworld_stream_is_paired_and_split(sw_demo_env, tmp_path):
     # The own walkthrough, served as an episode, is a map: its steps come with their reasons.
     rows = records["own-walkthrough"]
     offered = [(s, why) for r in rows for s, why in zip(r["suggested"], r["suggested_why"], strict=True) if s]
-    assert offered and all(why["learned_in"] and why["toward"] and why["target"] for _, why in offered)
+    assert offered and all(why["learned_in"] and why["toward"] and why["step"] for _, why in offered)
     assert all(why is None for r in records["no-memory"] for why in r["suggested_why"])
     # Which actions the scan played is said beside them; the bare agent never scans.
     assert all(len(r["scanned"]) == len(r["actions"]) for rows in records.values() for r in rows)

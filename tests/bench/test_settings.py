@@ -114,4 +114,4 @@ def test_one_settings_object_travels_to_each_arm_and_no_class_restates_its_field
     option_names = {f.name for f in fields(BenchOptions)}
     assert not {f.name for f in fields(ArmJob)} & option_names
     player = ArmPlayer(job, environment=None, embedder=None)
-    assert player.settings is settings and player.agent_options["aids"] == AGENT_VARIANTS["loop"]
+    assert player.settings is settings and player.agent_options["policies"] == AGENT_VARIANTS["loop"]

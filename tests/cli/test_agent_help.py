@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rbdspy.agent.agent_loop import DEFAULT_AIDS
+from rbdspy.agent.policies import DEFAULT_POLICIES
 from rbdspy.bench.agent_variants import AGENT_VARIANTS
 from rbdspy.bench.variant_help import describe_variant
 from rbdspy.cli import app
@@ -22,12 +22,12 @@ def _help() -> str:
     return " ".join(output.replace("│", " ").split())
 
 
-def _variant(aids) -> str:
-    return next(name for name, value in AGENT_VARIANTS.items() if value == aids)
+def _variant(policies) -> str:
+    return next(name for name, value in AGENT_VARIANTS.items() if value == policies)
 
 
 def test_the_help_names_the_agent_envagent_really_plays_with():
-    persistent, elsewhere = _variant(DEFAULT_AIDS.persistent), _variant(DEFAULT_AIDS.elsewhere)
+    persistent, elsewhere = _variant(DEFAULT_POLICIES.persistent), _variant(DEFAULT_POLICIES.elsewhere)
     assert (persistent, elsewhere) == ("routes-handle", "plain")
     text = _help()
     assert f"auto (EnvAgent's own choice, per task: {persistent} in a world that persists, {elsewhere} elsewhere)" in (
@@ -38,11 +38,10 @@ def test_the_help_names_the_agent_envagent_really_plays_with():
         assert f"{name} ({describe_variant(name)})" in text
 
 
-def test_each_variant_is_described_by_what_it_adds():
-    assert describe_variant("plain") == "no aid"
-    assert describe_variant("loop-suggest") == "loop + suggest"
-    assert describe_variant("routes") == "full + show_memory off, confirm"
-    assert describe_variant("routes-handle") == "routes-explore + handle, listed_only, scan"
+def test_each_variant_is_described_by_its_policies_in_order():
+    assert describe_variant("plain") == "LMChoice(memory block)"
+    assert describe_variant("routes") == "LMChoice(status line, focus, the map's step), RepeatGuard, AnswerCheck"
+    assert describe_variant("routes-handle").startswith("AnswerScan, FollowMap, Explore, LMChoice(")
 
 
 def test_the_guide_lists_every_variant():

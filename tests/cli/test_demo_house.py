@@ -11,7 +11,7 @@ from demo_testing import Unclosed
 from dspy.utils import DummyLM
 from rich.console import Console
 
-from rbdspy.agent import DEFAULT_AIDS, EnvAgent
+from rbdspy.agent import DEFAULT_POLICIES, EnvAgent, ListedOnly
 from rbdspy.agent.episode import StepEvent
 from rbdspy.cli.demo_run import run_demo, step_line
 from rbdspy.envs.task_sets import house_demo_tasks
@@ -102,7 +102,8 @@ def test_an_action_understood_that_changed_nothing_counts_as_understood(house, t
     monkeypatch.setattr(rbdspy.cli.demo_run, "demo_tasks", lambda env, n: [fetch])
     # The default agent asks an unlisted action again among the listed ones; this one sends what
     # the LM wrote, so the game answers words it did not understand.
-    sends_what_it_wrote = functools.partial(EnvAgent, aids=DEFAULT_AIDS.replace(listed_only=False))
+    unlisted_sent = DEFAULT_POLICIES.changed(lambda ps: tuple(p for p in ps if not isinstance(p, ListedOnly)))
+    sends_what_it_wrote = functools.partial(EnvAgent, policies=unlisted_sent)
     monkeypatch.setattr(rbdspy.cli.demo_run, "EnvAgent", sends_what_it_wrote)
     answers = [{"action": a} for a in ["go up", "xyzzy", *walk]] + [lessons("Fetch it")]
     file = io.StringIO()

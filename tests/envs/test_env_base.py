@@ -156,9 +156,12 @@ def test_each_adapter_states_how_its_actions_and_tasks_are_worded():
         plain_verbs=frozenset({"go", "put", "take"}),
         imperative_tasks=True,
         verb_forms={"put": ("put", "insert", "place")},
+        looks=("look", "examine ", "inventory", "task"),
     )
     assert TextWorldHouses.language is TEXTWORLD_LANGUAGE and TextWorldExpress.language is TEXTWORLD_LANGUAGE
     assert TextWorldHouses.language == family
-    # ScienceWorld's tasks are not imperatives ("Your task is to find a(n) animal..."): nothing known.
-    assert ScienceWorld.language == ActionLanguage() == EnvironmentBase.language
+    # ScienceWorld's tasks are not imperatives ("Your task is to find a(n) animal..."): only which of
+    # its actions only look is known.
+    assert ScienceWorld.language == ActionLanguage(looks=ScienceWorld.language.looks)
+    assert EnvironmentBase.language == ActionLanguage() and "look around" in ScienceWorld.language.looks
     assert not ScienceWorld.language.imperative_tasks and not ScienceWorld.language.plain_verbs

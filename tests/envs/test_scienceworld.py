@@ -130,14 +130,15 @@ def test_an_agent_that_explores_leaves_a_room_it_stays_in(sw_env):
     import dspy
     from dspy.utils import DummyLM
 
-    from rbdspy.agent import EnvAgent
-    from rbdspy.agent.agent_loop import EXPLORE_AFTER, NO_AIDS
+    from rbdspy.agent import EnvAgent, Explore, LMChoice
+    from rbdspy.agent.policies import EXPLORE_AFTER
 
     task = "scienceworld/find-plant/train/10"  # starts in the art studio, its one door shut
     for explore in (True, False):
         lm = DummyLM([{"action": "look around"}] * (EXPLORE_AFTER + 3))
+        policies = [Explore(), LMChoice()] if explore else [LMChoice()]
         with dspy.context(lm=lm):
-            agent = EnvAgent(sw_env, max_steps=EXPLORE_AFTER + 3, aids=NO_AIDS.replace(explore=explore))
+            agent = EnvAgent(sw_env, max_steps=EXPLORE_AFTER + 3, policies=policies)
             steps = agent(task="t", task_id=task).trajectory.steps
         played = [s for s in steps if s.role == "agent"]
         places = {s.metadata["whereabouts"]["place"] for s in steps if s.role == "env"}
@@ -155,14 +156,14 @@ def test_a_dead_end_is_left_the_way_back_and_the_exploring_goes_on_through_visit
     import dspy
     from dspy.utils import DummyLM
 
-    from rbdspy.agent import EnvAgent
-    from rbdspy.agent.agent_loop import EXPLORE_AFTER, NO_AIDS
+    from rbdspy.agent import EnvAgent, Explore, LMChoice
+    from rbdspy.agent.policies import EXPLORE_AFTER
 
     task = "scienceworld/find-plant/train/10"  # starts in the art studio, its one door to the hallway
     looks = [{"action": "look around"}] * EXPLORE_AFTER
     lm = DummyLM([*looks, {"action": "go to art studio"}, *looks, {"action": "look around"}])
     with dspy.context(lm=lm):
-        agent = EnvAgent(sw_env, max_steps=2 * EXPLORE_AFTER + 6, aids=NO_AIDS.replace(explore=True))
+        agent = EnvAgent(sw_env, max_steps=2 * EXPLORE_AFTER + 6, policies=[Explore(), LMChoice()])
         steps = agent(task="t", task_id=task).trajectory.steps
     played = [s for s in steps if s.role == "agent"]
     explored = [s.content for s in played if s.metadata.get("explored")]
@@ -185,5 +186,9 @@ def test_a_right_answer_is_stored_with_the_score_it_raised_and_confirms_the_kind
     assert experience.won is False and experience.kind == "find-plant"
     assert answer.answered == gold[focus].removeprefix("focus on ") and answer.score > 0
     assert all((step.score or 0) < answer.score for step in experience.steps[:-1])
-    handled = [h for h in WorldMap([experience]).handled if h.answer]
-    assert [(h.thing, h.won) for h in handled] == [(answer.answered, True)]
+    world = WorldMap(experience.world, [experience])
+    assert world.answers_of("find-plant") == [answer.answered.lower()] and world.confirmed(
+        "find-plant", answer.answered
+    )
+    procedure = world.kind_procedures("find-plant")[0]
+    assert not procedure.won and str(procedure.steps[-1].act) == gold[focus]  # the part the score confirmed

@@ -5,7 +5,7 @@ filled; the named fallback for an imperative task."""
 from worlds import GRAMMAR, KIND, find_task, found_animal, step
 
 from rbdspy.maps.guide import Guide
-from rbdspy.maps.world import WorldMap
+from rbdspy.maps.world_map import WorldMap
 
 
 def listed(*actions):

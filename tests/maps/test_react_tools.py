@@ -68,8 +68,8 @@ def _play_two_quests(env, tmp_path):
         tools = EnvironmentTools(env, second, [i.experience for i in served if i.experience is not None])
         shown = tools.look()
         assert "mug" in env.describe(second) and "\nMemory suggests: go north (on the way to the " in shown
-        assert shown.endswith(", where the mug was found)")
-        assert tools.offered["suggested_why"]["learned_in"] == env.describe(first)  # why, for the record
+        assert shown.endswith("(on the way to the canteen, for the mug)")
+        assert tools.offered["suggested_why"]["learned_in"] == [env.describe(first)]  # why, for the record
         tools.act("go north")
         assert tools.trajectory().steps[1].metadata["suggested"] == "go north"
         assert "Memory suggests:" not in EnvironmentTools(env, second, []).look()  # no memory, no suggestion

@@ -13,6 +13,8 @@ for the rest of the episode.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.answer_check import ANSWER_THRESHOLD
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Plan
@@ -25,11 +27,11 @@ def declined_note(action: str) -> str:
     )
 
 
+@dataclass(frozen=True)
 class AnswerCheck:
     """Reviews answers (see the module docstring); `threshold`: the P(yes) an answer must reach."""
 
-    def __init__(self, threshold: float = ANSWER_THRESHOLD):
-        self.threshold = threshold
+    threshold: float = ANSWER_THRESHOLD
 
     def review(self, episode, choice: Choice) -> Plan:
         thing = episode.answer_in(choice.action)
@@ -52,6 +54,3 @@ class AnswerCheck:
             return None
         episode.decline(choice.action)
         return declined_note(choice.action)
-
-    def __repr__(self) -> str:
-        return f"AnswerCheck(threshold={self.threshold})"

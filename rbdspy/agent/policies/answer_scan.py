@@ -12,16 +12,19 @@ Every answer asked about is in the record's answer checks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.answer_check import SCAN_MOST, SCAN_THRESHOLD
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Plan
 
 
+@dataclass(frozen=True)
 class AnswerScan:
     """Plays the best listed answer here from `threshold` up, asking about at most `most`."""
 
-    def __init__(self, threshold: float = SCAN_THRESHOLD, most: int = SCAN_MOST):
-        self.threshold, self.most = threshold, most
+    threshold: float = SCAN_THRESHOLD
+    most: int = SCAN_MOST
 
     def propose(self, episode) -> Plan:
         place, guide = episode.place, episode.guide
@@ -53,6 +56,3 @@ class AnswerScan:
         if best is None or best[0] < self.threshold:
             return None
         return Choice(best[1], "scan")
-
-    def __repr__(self) -> str:
-        return f"AnswerScan(threshold={self.threshold}, most={self.most})"

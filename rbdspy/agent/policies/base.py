@@ -13,12 +13,13 @@ sync and async.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from rbdspy.core.plan import Plan
 
-if TYPE_CHECKING:  # the episode imports the policies' types; the policies only read it
-    from rbdspy.agent.episode import Episode
+# What a policy is asked with: the `rbdspy.agent.episode.Episode` being played (not imported here:
+# the episode imports `Choice`, and the package has no import cycles).
+Episode = Any
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,11 @@ does not end the exploring. Only where the environment names its ways out (`Ways
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Blocking, Plan
+from rbdspy.envs.capabilities import WaysOut
 
 # How many actions the agent may play in one place before a way out: a few to find and handle what
 # is there, few enough that a 20-step episode still sees three or four rooms (a first choice,
@@ -19,26 +22,24 @@ from rbdspy.core.plan import Blocking, Plan
 EXPLORE_AFTER = 4
 
 
+@dataclass(frozen=True)
 class Explore:
     """Takes the way out after `after` actions in one place where the map offers no step."""
 
-    def __init__(self, after: int = EXPLORE_AFTER):
-        if after < 1:
-            raise ValueError(f"after must be at least 1; got {after}")
-        self.after = after
+    after: int = EXPLORE_AFTER
+
+    def __post_init__(self):
+        if self.after < 1:
+            raise ValueError(f"after must be at least 1; got {self.after}")
 
     def propose(self, episode) -> Plan:
-        way_out = getattr(episode.env, "way_out", None)
         waited = episode.steps_here >= self.after or episode.passing
-        if not (waited and callable(way_out)) or episode.offer() is not None:
+        if not (waited and isinstance(episode.env, WaysOut)) or episode.offer() is not None:
             return None
-        step = yield Blocking(way_out, (list(episode.last_left),))
+        step = yield Blocking(episode.env.way_out, (list(episode.last_left),))
         if not step:
             return None
         action = episode.as_listed(step)
         if episode.answer_in(action):
             return None
         return Choice(action, "explore")
-
-    def __repr__(self) -> str:
-        return f"Explore(after={self.after})"

@@ -11,17 +11,19 @@ through the answer check (`AnswerCheck`), which keeps unasked one the environmen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Plan
 
 
+@dataclass(frozen=True)
 class FollowMap:
     """Plays the map's offer. `ways_only`: only its moves and what opens a way (every other step
     is the LM's to choose, the offer shown first in its list); else every offer, answers too.
     Nothing where the task's own action is listed: that is the task done, the LM's to play."""
 
-    def __init__(self, ways_only: bool = False):
-        self.ways_only = ways_only
+    ways_only: bool = False
 
     def propose(self, episode) -> Plan:
         offer = episode.offer()
@@ -31,6 +33,3 @@ class FollowMap:
             return None
         return Choice(offer.text, "map", offer.why.to_dict())
         yield  # pragma: no cover - a plan that asks nothing
-
-    def __repr__(self) -> str:
-        return f"FollowMap(ways_only={self.ways_only})"

@@ -9,6 +9,8 @@ reviewed: the other policies choose among listed actions already.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Plan
 
@@ -17,12 +19,10 @@ def unlisted_note(action: str) -> str:
     return f"(The environment does not understand '{action}' here. Choose one of the listed actions.)"
 
 
+@dataclass(frozen=True)
 class ListedOnly:
     """Strikes an LM action outside a list of every action the environment understands."""
 
     def review(self, episode, choice: Choice) -> Plan:
         return unlisted_note(choice.action) if choice.source == "lm" and episode.unlisted(choice.action) else None
         yield  # pragma: no cover - a plan that asks nothing
-
-    def __repr__(self) -> str:
-        return "ListedOnly()"

@@ -13,6 +13,8 @@ prompt). Only the task's own action replaces a repeat, never a step from memory:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rbdspy.agent.action_choice import choice_among
 from rbdspy.agent.focus import task_action
 from rbdspy.agent.policies.base import Choice
@@ -21,11 +23,11 @@ from rbdspy.core.lm_errors import raise_if_setup_error
 from rbdspy.core.plan import Call, Plan
 
 
+@dataclass(frozen=True)
 class LMChoice:
     """The LM's action, its prompt made by `prompt` (a `PromptView`)."""
 
-    def __init__(self, prompt: PromptView | None = None):
-        self.prompt = prompt or PromptView()
+    prompt: PromptView = field(default_factory=PromptView)
 
     def propose(self, episode) -> Plan:
         pred = yield Call(episode.agent.act, self.prompt.inputs(episode))
@@ -61,6 +63,3 @@ class LMChoice:
             return choice
         episode.replaced += 1
         return Choice(done_by, "lm", None, choice.prediction)
-
-    def __repr__(self) -> str:
-        return f"LMChoice(prompt={self.prompt!r})"

@@ -15,6 +15,8 @@ benchmark measures (`rbdspy bench --agent`). Each is a list of parts, in the ord
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rbdspy.agent.policies.answer_check import AnswerCheck
@@ -42,9 +44,29 @@ WORLD_POLICIES: tuple[Any, ...] = (
     AnswerCheck(),
 )
 
-# "auto" is chosen per task (`policies_for`); every other variant is the same on every task.
-VARIANTS: dict[str, tuple[Any, ...] | None] = {
-    "auto": None,
+
+@dataclass(frozen=True)
+class ByWorld:
+    """Policies chosen per task: `persistent` on a task in a world that persists (the environment
+    names one), `elsewhere` on the others."""
+
+    persistent: tuple[Any, ...] = WORLD_POLICIES
+    elsewhere: tuple[Any, ...] = PLAIN_POLICIES
+
+    def for_task(self, persistent: bool) -> tuple[Any, ...]:
+        return self.persistent if persistent else self.elsewhere
+
+    def changed(self, change: Callable[[Sequence[Any]], tuple[Any, ...]]) -> ByWorld:
+        """The same change made to the policies of both kinds of task."""
+        return ByWorld(change(self.persistent), change(self.elsewhere))
+
+
+# What EnvAgent plays with where it is not told: the world's policies in a world that persists, the
+# plain ones elsewhere (environments whose tasks share no world, where the others were not measured).
+DEFAULT_POLICIES = ByWorld()
+
+VARIANTS: dict[str, tuple[Any, ...] | ByWorld] = {
+    "auto": DEFAULT_POLICIES,
     "plain": PLAIN_POLICIES,
     "loop": (LMChoice(PromptView(status_line=True)), RepeatGuard()),
     "routes": OFFERED_POLICIES,
@@ -54,14 +76,17 @@ VARIANTS: dict[str, tuple[Any, ...] | None] = {
 }
 
 
-def policies_for(persistent: bool) -> tuple[Any, ...]:
-    """The default policies of a task: `WORLD_POLICIES` in a world that persists, else the plain."""
-    return WORLD_POLICIES if persistent else PLAIN_POLICIES
-
-
-def variant(name: str) -> tuple[Any, ...] | None:
-    """The policies of a named variant (None for "auto": chosen per task); a ValueError naming the
-    variants for any other name."""
+def variant(name: str) -> tuple[Any, ...] | ByWorld:
+    """The policies of a named variant; a ValueError naming the variants for any other name."""
     if name not in VARIANTS:
         raise ValueError(f"unknown agent variant {name!r}; choose one of {', '.join(VARIANTS)}")
     return VARIANTS[name]
+
+
+def lessons_in_prompt(policies: Sequence[Any] | ByWorld) -> tuple[Any, ...] | ByWorld:
+    """`policies` for an agent that reads the lessons it is served: the memory block in the LM's
+    prompt, no step of the map's followed, shown or scanned for (the paper's configuration)."""
+    if isinstance(policies, ByWorld):
+        return policies.changed(lessons_in_prompt)
+    kept = [p for p in policies if not isinstance(p, (FollowMap, AnswerScan))]
+    return tuple(LMChoice(replace(p.prompt, memory=True, offer=False)) if isinstance(p, LMChoice) else p for p in kept)

@@ -8,6 +8,8 @@ nothing the first time it mattered: struck, the LM is asked again among the list
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rbdspy.agent.policies.base import Choice
 from rbdspy.core.plan import Plan
 
@@ -19,12 +21,10 @@ def repeat_note(action: str) -> str:
     )
 
 
+@dataclass(frozen=True)
 class RepeatGuard:
     """Strikes an action already played from the same state."""
 
     def review(self, episode, choice: Choice) -> Plan:
         return repeat_note(choice.action) if episode.repeats(choice.action) else None
         yield  # pragma: no cover - a plan that asks nothing
-
-    def __repr__(self) -> str:
-        return "RepeatGuard()"

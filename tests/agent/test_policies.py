@@ -1,26 +1,33 @@
-"""The agent's loop aids on a real (small) TextWorld house with a scripted LM: the status line says
-where the agent is and what it carries, the repeat guard asks again with a repeated action struck,
-task focus lists the actions naming the task's things first, the map's next step is named and listed
-first, and the answer check strikes an answer the LM says does not fit."""
+"""The agent's step policies on a real (small) TextWorld house with a scripted LM: the status line
+says where the agent is and what it carries, the repeat guard asks again with a repeated action
+struck, task focus lists the actions naming the task's things first, the map's next step is named
+and listed first or played unasked, and the answer check strikes an answer the LM says does not fit."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.agent import EnvAgent
-from rbdspy.agent.agent_loop import (
-    DEFAULT_AIDS,
-    NO_AIDS,
-    OFFERED_AIDS,
-    WORLD_AIDS,
-    Aids,
-    AidsByWorld,
-    focus_order,
-    state_key,
-    status_line,
-    task_action,
+from rbdspy.agent import (
+    DEFAULT_POLICIES,
+    OFFERED_POLICIES,
+    PLAIN_POLICIES,
+    WORLD_POLICIES,
+    AnswerCheck,
+    AnswerScan,
+    EnvAgent,
+    FollowMap,
+    ListedOnly,
+    LMChoice,
+    PromptView,
+    RepeatGuard,
 )
+from rbdspy.agent.episode import state_key
+from rbdspy.agent.focus import focus_order, task_action
+from rbdspy.agent.policies.presets import WORLD_PROMPT, lessons_in_prompt
+from rbdspy.agent.prompt import status_line
 from rbdspy.envs.base import ActionLanguage
 from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE
 
@@ -63,10 +70,10 @@ def test_the_repeat_guard_asks_again_without_the_repeated_action(house):
     back = f"go {REVERSE[move.split()[1]]}"
     lm = _lm(move, back, move, "look")
     with dspy.context(lm=lm):
-        pred = EnvAgent(house, max_steps=3, aids=DEFAULT_AIDS.replace(repeat_guard=True))(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, policies=[LMChoice(), RepeatGuard()])(task="t", task_id=TASK)
     actions = [s.content for s in pred.trajectory.steps if s.role == "agent"]
     assert actions == [move, back, "look"]
-    assert pred.trajectory.metadata["repeats_reasked"] == 1
+    assert pred.trajectory.metadata["struck"] == {"RepeatGuard": 1}
     reask = _prompt(lm, 3)
     assert f"You already did '{move}'" in reask and move not in _admissible(reask)
     assert move in _admissible(_prompt(lm, 0))
@@ -79,9 +86,9 @@ def test_without_the_guard_a_repeat_is_played(house):
     move = next(a for a in first.admissible if a.startswith("go "))
     back = f"go {REVERSE[move.split()[1]]}"
     with dspy.context(lm=_lm(move, back, move)):
-        pred = EnvAgent(house, max_steps=3, aids=NO_AIDS)(task="t", task_id=TASK)
+        pred = EnvAgent(house, max_steps=3, policies=PLAIN_POLICIES)(task="t", task_id=TASK)
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == [move, back, move]
-    assert "repeats_reasked" not in pred.trajectory.metadata
+    assert pred.trajectory.metadata["struck"] == {}
 
 
 def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
@@ -90,11 +97,11 @@ def test_the_status_line_says_where_the_agent_is_and_what_it_carries(house):
     start = house.facts(3).start
     lm = _lm("look", "look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, aids=DEFAULT_AIDS.replace(status_line=True))(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, policies=[LMChoice(PromptView(status_line=True))])(task="t", task_id=TASK)
     assert f"[You are in the {start}; you carry: nothing; rooms visited: {start}]" in _prompt(lm, 0)
     lm = _lm("look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=1, aids=NO_AIDS)(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=1, policies=PLAIN_POLICIES)(task="t", task_id=TASK)
     assert "[You are in" not in _prompt(lm, 0)
 
 
@@ -105,7 +112,7 @@ def test_focus_names_the_action_that_does_what_the_task_says_once_it_is_admissib
     *way, last = quest.walkthrough
     lm = _lm(*way, "look")
     with dspy.context(lm=lm):
-        EnvAgent(house, max_steps=len(way) + 1, aids=DEFAULT_AIDS.replace(focus=True))(task="t", task_id=TASK)
+        EnvAgent(house, max_steps=len(way) + 1, policies=[LMChoice(PromptView(focus=True))])(task="t", task_id=TASK)
     final = _prompt(lm, len(way))
     assert f"[This action does what the task says: {last}]" in final and _admissible(final)[0] == last
     if way:  # before the walk, the action was not admissible and nothing was named
@@ -124,13 +131,12 @@ def test_an_insisted_repeat_is_replaced_by_the_action_that_does_the_task_with_fo
     script = [*way, way[-1], way[-1], way[-1], way[-1]]
     for focus, won in ((True, True), (False, False)):
         with dspy.context(lm=_lm(*script, json=True), adapter=dspy.JSONAdapter()):
-            pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS.replace(focus=focus))(
-                task="t", task_id=task
-            )
+            policies = [LMChoice(replace(WORLD_PROMPT, focus=focus)), RepeatGuard(), AnswerCheck()]
+            pred = EnvAgent(house, max_steps=len(way) + 2, policies=policies)(task="t", task_id=task)
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
         assert played[-1] == (last if focus else way[-1]) and pred.trajectory.outcome is won
-        assert pred.trajectory.metadata["repeats_reasked"] == 1
-        assert pred.trajectory.metadata.get("repeats_replaced", 0) == (1 if focus else 0)
+        assert pred.trajectory.metadata["struck"] == {"RepeatGuard": 1}
+        assert pred.trajectory.metadata["repeats_replaced"] == (1 if focus else 0)
 
 
 def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
@@ -142,9 +148,9 @@ def test_a_repeat_is_asked_again_among_the_listed_actions_only(house):
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, way[-1], way[-1], "examine rack", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(task="t", task_id=task)
+        pred = EnvAgent(house, max_steps=len(way) + 2, policies=OFFERED_POLICIES)(task="t", task_id=task)
     played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
-    assert played == [*way, way[-1], "examine rack"] and pred.trajectory.metadata["repeats_reasked"] == 1
+    assert played == [*way, way[-1], "examine rack"] and pred.trajectory.metadata["struck"] == {"RepeatGuard": 1}
     constrained = lm.history[-1]["messages"][0]["content"]
     assert "one of:" in constrained and "examine rack" in constrained
     assert f"one of: {way[-1]};" not in constrained and f"; {way[-1]};" not in constrained
@@ -157,7 +163,7 @@ def test_a_forced_choice_is_never_an_action_already_tried_from_the_same_state(ho
     *way, last = house.quest(task).walkthrough
     lm = _lm(*way, "examine rack", way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 3, aids=OFFERED_AIDS)(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 3, policies=OFFERED_POLICIES)(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine rack" not in choices
 
@@ -167,16 +173,17 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
     of the re-ask's choices: the LM did not choose to commit."""
     import dspy
 
-    from rbdspy.envs.scienceworld import ScienceWorld
+    from rbdspy.envs.scienceworld_grammar import ScienceWorldGrammar
 
-    assert ScienceWorld.answer_in(None, "focus on red bed") == "red bed"
-    assert ScienceWorld.answer_in(None, "go to kitchen") is None
+    grammar = ScienceWorldGrammar()
+    assert grammar.answer(grammar.parse("focus on red bed")) == "red bed"
+    assert grammar.answer(grammar.parse("go to kitchen")) is None
     task = "textworld/3/dev/1"
     *way, last = house.quest(task).walkthrough
     monkeypatch.setattr(house, "answer_in", lambda a: a[8:] if a.startswith("examine ") else None, raising=False)
     lm = _lm(*way, way[-1], way[-1], "drop sponge", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        EnvAgent(house, max_steps=len(way) + 2, aids=OFFERED_AIDS)(task="t", task_id=task)
+        EnvAgent(house, max_steps=len(way) + 2, policies=OFFERED_POLICIES)(task="t", task_id=task)
     choices = lm.history[-1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
     assert "drop sponge" in choices and "examine" not in choices
 
@@ -184,7 +191,7 @@ def test_a_forced_choice_never_gives_the_tasks_answer(house, monkeypatch):
 def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_status():
     from types import SimpleNamespace
 
-    from rbdspy.agent.agent_loop import status_of
+    from rbdspy.agent.episode import status_of
     from rbdspy.envs.base import Whereabouts
 
     here = Whereabouts(place="kitchen", in_view=["stove"], carrying=["orange", "axe"])
@@ -236,21 +243,21 @@ def test_helpers():
     assert task_action(mug, "Put the mug in the fridge.", ActionLanguage(imperative_tasks=True)) is None
 
 
-def test_an_agent_left_to_its_defaults_plays_the_routes_aids_in_a_world_that_persists_only(house):
+def test_an_agent_left_to_its_defaults_plays_the_worlds_policies_in_a_world_that_persists_only(house):
     from envs_testing import SequenceEnv
 
-    assert EnvAgent(house).aids_for(TASK) == WORLD_AIDS  # the house names its world
-    assert EnvAgent(SequenceEnv()).aids_for("fake/box/dev/4") == NO_AIDS  # its tasks share none
-    # An aid given is kept either way; only those left as None follow the environment.
-    by_world = AidsByWorld().replace(suggest=False)
-    assert EnvAgent(house, aids=by_world).aids_for(TASK) == WORLD_AIDS.replace(suggest=False)
-    assert EnvAgent(SequenceEnv(), aids=DEFAULT_AIDS.replace(focus=True)).aids_for("fake/box/dev/4") == Aids(focus=True)
-    read = EnvAgent(house).with_aids(show_memory=True, suggest=False)  # the paper's, as the paper serves it
-    assert read.aids_for(TASK) == WORLD_AIDS.replace(show_memory=True, suggest=False)
-    with pytest.raises(ValueError, match="unknown aid"):
-        NO_AIDS.replace(teleport=True)
-    with pytest.raises(TypeError, match="aids must be"):
-        EnvAgent(house, aids={"focus": True})
+    assert EnvAgent(house).policies_for(TASK) == WORLD_POLICIES  # the house names its world
+    assert EnvAgent(SequenceEnv()).policies_for("fake/box/dev/4") == PLAIN_POLICIES  # its tasks share none
+    assert EnvAgent(house, policies=OFFERED_POLICIES).policies_for(TASK) == OFFERED_POLICIES
+    read = EnvAgent(house).with_policies(lessons_in_prompt(DEFAULT_POLICIES))  # the paper's, as it serves it
+    assert read.policies_for(TASK) == lessons_in_prompt(WORLD_POLICIES) and read.reads_lessons(TASK)
+    assert not EnvAgent(house).reads_lessons(TASK)
+    with pytest.raises(TypeError, match="a step policy has"):
+        EnvAgent(house, policies=[LMChoice(), "focus"])
+    with pytest.raises(ValueError, match="need an LMChoice"):
+        EnvAgent(house, policies=[RepeatGuard()])
+    with pytest.raises(TypeError, match="policies must be"):
+        EnvAgent(house, policies={"focus": True})
 
 
 def test_the_default_agent_shows_the_status_line_in_the_house_and_the_memory_block_only_elsewhere(house):
@@ -278,7 +285,7 @@ def _answer_check(house, monkeypatch, *answers: dict, steps: int = 1):
     monkeypatch.setattr(house, "answer_in", lambda a: a[4:] if a.startswith("put ") else None, raising=False)
     lm = DummyLM([*({"action": a} for a in way), {"action": last}, *answers], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + steps, aids=WORLD_AIDS)(task="t", task_id=task)
+        pred = EnvAgent(house, max_steps=len(way) + steps, policies=WORLD_POLICIES)(task="t", task_id=task)
     return pred, lm, way, last
 
 
@@ -320,9 +327,10 @@ def test_without_the_check_no_answer_is_questioned(house, monkeypatch):
     monkeypatch.setattr(house, "answer_in", lambda a: a[4:] if a.startswith("put ") else None, raising=False)
     lm = DummyLM([{"action": a} for a in [*way, last]], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way) + 1, aids=WORLD_AIDS.replace(confirm=False))(task="t", task_id=task)
+        policies = [p for p in WORLD_POLICIES if not isinstance(p, AnswerCheck)]
+        pred = EnvAgent(house, max_steps=len(way) + 1, policies=policies)(task="t", task_id=task)
     assert pred.trajectory.outcome is True and len(lm.history) == len(way) + 1
-    assert "answers_declined" not in pred.trajectory.metadata
+    assert pred.trajectory.metadata["answer_checks"] == []
 
 
 def test_the_maps_next_step_is_named_and_listed_first_in_the_agents_prompt(house):
@@ -341,7 +349,7 @@ def test_the_maps_next_step_is_named_and_listed_first_in_the_agents_prompt(house
     for experience, shown in (([past], True), ([], False)):
         lm = _lm("look", json=True)
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            EnvAgent(house, max_steps=1, aids=OFFERED_AIDS)(task="t", task_id=task, experience=experience)
+            EnvAgent(house, max_steps=1, policies=OFFERED_POLICIES)(task="t", task_id=task, experience=experience)
         prompt = _prompt(lm, 0)
         assert ("[Memory suggests: " in prompt) is shown
         if shown:
@@ -362,9 +370,8 @@ def test_following_the_map_takes_its_moves_without_an_lm_call_and_asks_the_lm_fo
     past = experience_of(play(house, task, way, places=True))
     lm = _lm(*way, json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pred = EnvAgent(house, max_steps=len(way), aids=OFFERED_AIDS.replace(follow=True))(
-            task="t", task_id=task, experience=[past]
-        )
+        policies = [FollowMap(ways_only=True), *OFFERED_POLICIES]
+        pred = EnvAgent(house, max_steps=len(way), policies=policies)(task="t", task_id=task, experience=[past])
     agent_steps = [s for s in pred.trajectory.steps if s.role == "agent"]
     followed = [s.content for s in agent_steps if s.metadata.get("followed")]
     moves = [s.action for s in past.steps if s.arrived != s.place]
@@ -373,15 +380,15 @@ def test_following_the_map_takes_its_moves_without_an_lm_call_and_asks_the_lm_fo
     assert all(s.metadata.get("suggested") == s.content for s in agent_steps if s.metadata.get("followed"))
     # Each step offered says why: where it leads, and the past episode it was learned in.
     offered = [s.metadata for s in agent_steps if s.metadata.get("suggested")]
-    assert offered and all(m["suggested_why"]["learned_in"] == past.task for m in offered)
-    assert {m["suggested_why"]["step"] for m in offered} <= {"way", "first", "take", "handle"}
+    assert offered and all(m["suggested_why"]["learned_in"] == [past.task] for m in offered)
+    assert {m["suggested_why"]["step"] for m in offered} <= {"way", "first", "hold", "procedure"}
 
 
 def _edges(experience):
     from rbdspy.maps.world_map import WorldMap
 
-    world = WorldMap([experience])
-    return [(e.action, *e.before) for targets in world.edges.values() for e in targets.values()]
+    world = WorldMap(experience.world, [experience])
+    return [(str(w.move), *(str(b) for b in w.before)) for ways in world.ways.values() for w in ways.values()]
 
 
 def test_focus_never_lists_an_answer_first_for_naming_the_tasks_words():
@@ -414,8 +421,8 @@ def test_handling_as_before_takes_the_maps_step_with_a_thing_too(house):
     for handle in (False, True):
         lm = _lm(*way, *way, json=True)
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = OFFERED_AIDS.replace(follow=True, handle=handle)
-            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+            policies = [FollowMap(ways_only=not handle), *OFFERED_POLICIES]
+            pred = EnvAgent(house, max_steps=len(way), policies=policies)(task="t", task_id=task, experience=[past])
         followed[handle] = {s.content for s in pred.trajectory.steps if s.metadata.get("followed")}
     assert taken <= followed[True] and not taken & followed[False]
 
@@ -437,8 +444,8 @@ def test_an_answer_memory_offers_is_taken_only_once_the_check_keeps_it(house, mo
         reply = {"action": "look", "asked_for": "a thing", "answer": verdict}
         lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = OFFERED_AIDS.replace(follow=True, handle=True)
-            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+            policies = [FollowMap(), *OFFERED_POLICIES]
+            pred = EnvAgent(house, max_steps=len(way), policies=policies)(task="t", task_id=task, experience=[past])
         played = [s for s in pred.trajectory.steps if s.role == "agent"]
         checks = pred.trajectory.metadata["answer_checks"]
         assert checks and checks[0]["action"] == taken and checks[0]["kept"] is (verdict == "yes")
@@ -473,8 +480,8 @@ def test_an_answer_the_environment_vouched_for_is_played_without_asking_the_lm(h
         reply = {"action": "look", "asked_for": "a thing", "answer": "yes"}
         lm = DummyLM([reply] * (3 * len(way)), adapter=dspy.JSONAdapter())
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = OFFERED_AIDS.replace(follow=True, handle=True)
-            pred = EnvAgent(house, max_steps=len(way), aids=aids)(task="t", task_id=task, experience=[past])
+            policies = [FollowMap(), *OFFERED_POLICIES]
+            pred = EnvAgent(house, max_steps=len(way), policies=policies)(task="t", task_id=task, experience=[past])
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
         checks = pred.trajectory.metadata["answer_checks"]
         if past.won:
@@ -491,11 +498,11 @@ def test_an_action_outside_a_complete_list_is_asked_again_among_the_listed(house
     for listed_only in (True, False):
         lm = _lm("dance wildly", first, json=True)
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-            aids = NO_AIDS.replace(listed_only=listed_only)
-            pred = EnvAgent(house, max_steps=1, aids=aids)(task="t", task_id=task)
+            policies = [LMChoice(), ListedOnly()] if listed_only else [LMChoice()]
+            pred = EnvAgent(house, max_steps=1, policies=policies)(task="t", task_id=task)
         played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
         if listed_only:
-            assert played == [first] and pred.trajectory.metadata["unlisted_reasked"] == 1
+            assert played == [first] and pred.trajectory.metadata["struck"] == {"ListedOnly": 1}
             assert "does not understand 'dance wildly'" in _prompt(lm, 1)
             choices = lm.history[1]["messages"][0]["content"].split("one of:", 1)[1].split('"', 1)[0]
             assert first in choices and "dance wildly" not in choices
@@ -527,7 +534,7 @@ def _scan(house, monkeypatch, p_yes, *actions: str, steps: int, memory: bool = T
     monkeypatch.setattr(Episode, "yes_to", yes_to)
     lm = _lm(*actions, json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        agent = EnvAgent(house, max_steps=steps, aids=WORLD_AIDS)
+        agent = EnvAgent(house, max_steps=steps, policies=WORLD_POLICIES)
         pred = agent(task="t", task_id="textworld/3/dev/1", experience=past)
     return pred, asked, lm
 
@@ -572,10 +579,11 @@ def test_with_no_memory_the_scan_asks_about_nothing(house, monkeypatch):
 def test_where_memory_knows_the_answer_the_scan_asks_only_where_it_is_missing(house, monkeypatch, missing):
     """With a confirmed answer of the kind in memory, the map leads to it and nothing is asked
     about; where it was found before and is not there now, the scan asks as with none known."""
-    from rbdspy.maps.suggester import MapSuggester
+    from rbdspy.maps.guide import Guide
+    from rbdspy.maps.world_map import WorldMap
 
-    monkeypatch.setattr(MapSuggester, "knows_answer", lambda self: True)
-    monkeypatch.setattr(MapSuggester, "answer_missing", lambda self: missing)
+    monkeypatch.setattr(WorldMap, "answers_of", lambda self, kind: ["known"])
+    monkeypatch.setattr(Guide, "answer_here", lambda self: None if missing else "known")
     start = house.reset("textworld/3/dev/1").admissible
     answers = [a for a in start if a.startswith("examine ")]
     assert answers
@@ -592,7 +600,7 @@ def test_without_the_scan_no_answer_is_asked_about_before_the_lm_chooses_one(hou
     monkeypatch.setattr(Episode, "yes_to", lambda self, action: pytest.fail(f"asked about {action}"))
     lm = _lm("look", json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        agent = EnvAgent(house, max_steps=1, aids=WORLD_AIDS.replace(scan=False))
+        agent = EnvAgent(house, max_steps=1, policies=[p for p in WORLD_POLICIES if not isinstance(p, AnswerScan)])
         pred = agent(task="t", task_id="textworld/3/dev/1")
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == ["look"]
 
@@ -621,7 +629,7 @@ def test_a_place_the_map_passes_through_is_scanned_and_its_way_kept_when_nothing
     monkeypatch.setattr(Episode, "yes_to", yes_to)
     lm = _lm(*way, json=True)
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        agent = EnvAgent(house, max_steps=len(way), aids=WORLD_AIDS)
+        agent = EnvAgent(house, max_steps=len(way), policies=WORLD_POLICIES)
         pred = agent(task="t", task_id=task, experience=[past])
     played = [s for s in pred.trajectory.steps if s.role == "agent"]
     followed = [s.content for s in played if s.metadata.get("followed")]

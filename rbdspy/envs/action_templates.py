@@ -1,23 +1,24 @@
-"""Actions as words, and the templates some environments list among their actions ("move OBJ to
-OBJ", "take {o}"): what the agent's choice of action and a map's offer both read an admissible
-list with."""
+"""The templates some environments list among their actions ("move OBJ to OBJ" in ScienceWorld,
+"take {o}" in TextWorld): a listed action with object slots is a pattern, never an action to send.
+What the agent's choice of action reads an admissible list with (`rbdspy.agent.action_choice`)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from rbdspy.core.words import words_of as _words
+
 ARTICLES = frozenset({"a", "an", "the"})
-_NOT_A_WORD = re.compile(r"[\W_]+")
 _PLACEHOLDER = re.compile(r"OBJ\d*|\{[^{}\s]*\}|<[^<>\s]*>")
 _OBJECT_WORDS = r"\S+(?: \S+)*?"
 
 
 @lru_cache(maxsize=8192)
 def words_of(text: str) -> tuple[str, ...]:
-    """`text` as lower-case words without punctuation or articles ("Take the fly-larva." ->
-    ("take", "fly", "larva")); cached, as the same list is read at every step."""
-    return tuple(w for w in _NOT_A_WORD.sub(" ", text.lower()).split() if w not in ARTICLES)
+    """`text` as lower-case words without articles ("Take the fly-larva." -> ("take", "flylarva"));
+    cached, as the same list is read at every step."""
+    return tuple(w for w in _words(text) if w not in ARTICLES)
 
 
 def is_template(action: str) -> bool:
