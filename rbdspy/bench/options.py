@@ -94,3 +94,7 @@ class BenchOptions(Options):
     """Arms labelled by the probability judge learn from the environment's labels on the build
     tasks, where the judge scores each trajectory once; at the first measured task the judge's
     band is calibrated on those scores and labels the rest (`rbdspy.bench.build_calibration`)."""
+    fresh_from: list[str | Path] | None = None
+    """Earlier runs' directories (or their config.json files) whose tasks this stream never draws:
+    a measured task someone looked at while developing is not measured again (the tasks left out
+    are written to config.json's `fresh_from`)."""

@@ -49,6 +49,7 @@ from rbdspy.bench.settings import (  # noqa: F401  (public here too)
     resume_mismatches,
     run_record,
     saved_record,
+    tasks_of_runs,
 )
 from rbdspy.bench.stats import DEFAULT_RESAMPLES
 from rbdspy.bench.tasks import BenchTask, build_stream, stream_from_dicts
@@ -95,6 +96,7 @@ def _prepare_dir(out_dir: Path, settings: BenchOptions, environment) -> tuple[Be
         config_path.write_text(json.dumps(saved, indent=2), encoding="utf-8")
         return settings, stream_from_dicts(saved["stream"]), paused
     _paused(settings.pause_arms, settings.arms, settings.resume)  # a new run pauses nothing
+    left_out = tasks_of_runs(settings.fresh_from or [])
     stream = build_stream(
         environment,
         settings.n_tasks,
@@ -102,6 +104,7 @@ def _prepare_dir(out_dir: Path, settings: BenchOptions, environment) -> tuple[Be
         seed=settings.seed,
         build_fraction=settings.build_fraction,
         measure_split=settings.measure_split,
+        exclude=left_out,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -110,6 +113,8 @@ def _prepare_dir(out_dir: Path, settings: BenchOptions, environment) -> tuple[Be
         "started_at": datetime.now(UTC).isoformat(),
         "sessions": [session_info()],
     }
+    if settings.fresh_from:
+        payload["fresh_from"] = {"runs": list(settings.fresh_from), "tasks_left_out": sorted(left_out)}
     config_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return settings, stream, []
 

@@ -18,6 +18,7 @@ for each Ray worker alike.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -41,6 +42,9 @@ SMOKE_MAX_STEPS = 2
 
 # How this session runs the run, not what the run is: not in config.json, free to differ on resume.
 SESSION_FIELDS = ("resume", "mlflow", "experiment", "n_resamples", "executor", "ray_address", "workers", "pause_arms")
+# Fields that only shape how a new run's stream is drawn: the stream itself is in config.json (with
+# what they left out), so they are not in its record and a resume reads the stream as it was.
+STREAM_FIELDS = ("fresh_from",)
 # Fields config.json keeps under another name (the names it has always had).
 RECORDED_AS = {"lm_name": "lm", "embedder_name": "embedder"}
 # Settings that must match for --resume to continue a run rather than mix two (config.json's names).
@@ -98,6 +102,7 @@ def resolve(options: BenchOptions) -> BenchOptions:
         max_steps=max_steps,
         compiled=compiled_setting(options.compiled),
         seed_from=[str(p) for p in (options.seed_from or [])],
+        fresh_from=[str(p) for p in (options.fresh_from or [])],
     )
 
 
@@ -107,7 +112,7 @@ def run_record(settings: BenchOptions) -> dict[str, Any]:
     record = {
         RECORDED_AS.get(f.name, f.name): getattr(settings, f.name)
         for f in fields(settings)
-        if f.name not in SESSION_FIELDS
+        if f.name not in SESSION_FIELDS and f.name not in STREAM_FIELDS
     }
     record["arms"] = list(record["arms"])
     record["seed_from"] = list(record["seed_from"])
@@ -150,3 +155,16 @@ def open_environment(settings: BenchOptions, out_dir: str | Path):
     (ScienceWorld's, `EnvEntry.pins_gold`) pinned in the run directory. What the runner opens, and
     what each Ray worker opens for itself."""
     return open_task_set(settings.env, settings.task_set, settings.world_seed, gold_cache=Path(out_dir) / GOLD_FILE)
+
+
+def tasks_of_runs(runs: list[str]) -> set[str]:
+    """Every task id the streams of `runs` (run directories or their config.json) hold; a run
+    that is not there is an error naming it."""
+    found: set[str] = set()
+    for run in runs:
+        path = Path(run)
+        path = path / "config.json" if path.is_dir() else path
+        if not path.is_file():
+            raise FileNotFoundError(f"--fresh-from {run}: no run there (no config.json)")
+        found |= {row["task_id"] for row in json.loads(path.read_text(encoding="utf-8"))["stream"]}
+    return found

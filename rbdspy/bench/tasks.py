@@ -107,9 +107,11 @@ def build_stream(
     build_fraction: float = 0.5,
     measure_split: str = "dev",
     task_types: list[str] | None = None,
+    exclude: set[str] | frozenset[str] = frozenset(),
 ) -> list[BenchTask]:
     """`n_tasks` tasks: the first round(n * build_fraction) from train (build), the rest from
-    `measure_split` (measure), each phase interleaved across `task_types`."""
+    `measure_split` (measure), each phase interleaved across `task_types`; none of `exclude`
+    (tasks earlier runs played: a fresh stream)."""
     if n_tasks < 1:
         raise ValueError(f"--tasks must be at least 1; got {n_tasks}")
     if not 0.0 <= build_fraction < 1.0:
@@ -119,7 +121,7 @@ def build_stream(
     types = list(task_types or demo_task_types(env))  # the demo's small task set
     n_build = round(n_tasks * build_fraction)
     splits = ["train", measure_split] if n_build else [measure_split]
-    pools = {(split, t): _pool(env, split, t) for split in splits for t in types}
+    pools = {(split, t): [tid for tid in _pool(env, split, t) if tid not in exclude] for split in splits for t in types}
     _check_hosted(env, pools, types, n_tasks, build_fraction, measure_split)
     rng = random.Random(seed)
     rows = [("build", t, tid) for t, tid in _interleaved(env, pools, "train", types, n_build, rng)] if n_build else []

@@ -97,6 +97,11 @@ def bench(
     seed_from: list[Path] | None = typer.Option(
         None, "--seed-from", help="Train JSONL the seeded arms learn from (default datasets/<env>-train.jsonl)."
     ),
+    fresh_from: list[Path] | None = typer.Option(
+        None,
+        "--fresh-from",
+        help="An earlier run's directory (repeatable) whose tasks this stream never draws: fresh measured tasks.",
+    ),
     seed_per_type: int = typer.Option(2, "--seed-per-type", help="Seed records per task type (seeded arms)."),
     build_fraction: float = typer.Option(
         0.5, "--build-fraction", help="Share of the stream built on train variations; the rest is measured on dev."
@@ -195,6 +200,7 @@ def bench(
         agent=agent,
         calibrate_on_build=calibrate_on_build,
         pause_arms=pause_arms,
+        fresh_from=fresh_from,
     )
     try:
         # The settings as one object, which run_bench resolves once and passes down. Looked up on

@@ -31,3 +31,20 @@ def test_sizes_and_options(demo_env):
         build_stream(demo_env, 4, build_fraction=1.0)
     with pytest.raises(ValueError, match="measure_split"):
         build_stream(demo_env, 4, measure_split="train")
+
+
+def test_a_fresh_stream_never_draws_a_task_an_earlier_run_played(demo_env, tmp_path):
+    import json
+
+    from rbdspy.bench.settings import tasks_of_runs
+
+    earlier = build_stream(demo_env, 6, seed=0)
+    run = tmp_path / "earlier"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"stream": [t.to_dict() for t in earlier]}))
+    played = tasks_of_runs([str(run)])
+    assert played == {t.task_id for t in earlier} and tasks_of_runs([str(run / "config.json")]) == played
+    fresh = build_stream(demo_env, 6, seed=0, exclude=played)
+    assert not {t.task_id for t in fresh} & played and len(fresh) == 6
+    with pytest.raises(FileNotFoundError, match="no run there"):
+        tasks_of_runs([str(tmp_path / "nowhere")])
