@@ -8,7 +8,8 @@ step from wherever the task is; then the gold step is played and the task is add
     python -m benchmarks.map_coverage --env textworld --tasks 20
 
 Prints, per task type: tasks, gold steps, steps with an offer (coverage), offers equal to the gold
-step (the same typed action: "examine X" = "look at X"), and that share of the offers (precision).
+step (the same typed action: "examine X" = "look at X"; a thing in hand under the name taking it
+gave is the thing taken), and that share of the offers (precision).
 The tasks are train variations (ScienceWorld) or train quests (TextWorld): build tasks, where the
 map may be developed; `--offset` draws later ones of the same split to check it on tasks it was
 not developed on.
@@ -23,7 +24,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from rbdspy.envs import make_env
-from rbdspy.envs.actions import same_act
 from rbdspy.envs.base import answer_in, interleave, kind_of, play, world_of
 from rbdspy.maps.experience import experience_of
 from rbdspy.maps.guide import Guide
@@ -108,8 +108,9 @@ def measure(traces: list[dict], imperative: bool, wrong: list | None = None) -> 
             played = Act.model_validate(step["act"])
             row["gold_steps"] += 1
             row["offered"] += offer is not None
-            row["equal"] += offer is not None and same_act(offer.act, played)
-            if wrong is not None and offer is not None and not same_act(offer.act, played):
+            equal = offer is not None and guide.same(offer.act, played)
+            row["equal"] += equal
+            if wrong is not None and offer is not None and not equal:
                 wrong.append(
                     {"task": trace["task"], "offered": offer.text, "gold": step["action"], "why": offer.why.to_dict()}
                 )

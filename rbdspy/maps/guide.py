@@ -298,6 +298,14 @@ class Guide:
                 return Offer(text, act, Why("hold", self.place, thing))
         return None
 
+    def same(self, a: Act | None, b: Act | None) -> bool:
+        """Whether two acts are the same action in this episode: `same_act`, a thing in hand under
+        the name taking it gave being the thing taken ("blue jay egg" is the blue jay picked up)."""
+        if a is None or b is None or a.template != b.template or len(a.args) != len(b.args):
+            return False
+        pairs = zip(a.args, b.args, strict=True)
+        return all(same_thing(x, y) or any(same_thing(n, y) for n in self._names(x)) for x, y in pairs)
+
     def _listed_renamed(self, act: Act, listed: Listed) -> str | None:
         """`act` as listed with a thing in hand under the name it got when taken."""
         args = [next((new for new, old in self.renamed.items() if same_thing(old, a)), a) for a in act.args]

@@ -7,8 +7,8 @@ wherever the next episode is), are the steps of a procedure; each thing in a ste
 - "answer": the episode gave it as the task's answer, or it is the thing answered with, or what
   taking that thing put in hand (a kind of task, "find an animal", is satisfied by any of its
   kind): the next episode's own answer;
-- "holder": what held the answer, where the environment says what holds what ("pick up flower
-  pot 8", the pot the apple tree grew in): what holds the next episode's answer;
+- "holder": what held the answer when the step was done, where the environment says what holds
+  what ("pick up flower pot 8", the pot the apple tree grew in): what holds the next answer;
 - "fixed": anything else (the thermometer, the stove), the same thing again.
 
 Each step keeps the place it was done in, and whether the task named that place. An episode that
@@ -69,10 +69,13 @@ def procedure_of(experience: Experience) -> Procedure | None:
     """The procedure `experience` shows (see the module docstring); None where it shows none."""
     answer = next((s.answered for s in experience.steps if s.answered and s.accepted), None)
     answers = _answer_names(experience, answer)
-    holders = _holders(experience, answers)
     kept: list[tuple[ExperienceStep, Act, bool]] = []
+    holding: dict[int, tuple[str, ...]] = {}  # id of a step -> what held the answer just before it
+    before = experience.inside
     best = 0.0
     for step in experience.steps:
+        holding[id(step)] = tuple(h for t, h in before.items() if any(same_thing(t, a) for a in answers))
+        before = step.inside or before
         scored = step.score is not None and step.score > best
         if step.score is not None:
             best = max(best, step.score)
@@ -84,7 +87,7 @@ def procedure_of(experience: Experience) -> Procedure | None:
         kept = _scored_part(kept)
     if not kept:
         return None
-    steps = tuple(_typed(step, act, scored, experience.task, answers, holders) for step, act, scored in kept)
+    steps = tuple(_typed(step, act, scored, experience.task, answers, holding[id(step)]) for step, act, scored in kept)
     return Procedure(experience.task, experience.kind, steps, bool(experience.won), answer)
 
 
@@ -114,17 +117,6 @@ def _answer_names(experience: Experience, answer: str | None) -> tuple[str, ...]
             names.append(gained[0])
         held = list(step.carrying)
     return tuple(dict.fromkeys(names))
-
-
-def _holders(experience: Experience, answers: tuple[str, ...]) -> tuple[str, ...]:
-    """What held the answer at any point of the episode, as the environment said."""
-    found = [
-        holder
-        for inside in (experience.inside, *(s.inside for s in experience.steps))
-        for thing, holder in inside.items()
-        if any(same_thing(thing, a) for a in answers)
-    ]
-    return tuple(dict.fromkeys(found))
 
 
 def holder_of(inside: dict[str, str], answer: str) -> str | None:
