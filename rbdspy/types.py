@@ -243,6 +243,7 @@ class ExperienceStep(BaseModel):
     answered: str | None = None  # the thing this action gave as the task's answer, where the environment says
     score: float | None = None  # the environment's score after it, where it keeps one
     act: Act | None = None  # the action typed by the environment's adapter, where it types its actions
+    way_back_act: Act | None = None  # the way back typed, where the environment says it and types it
     inside: dict[str, str] = Field(default_factory=dict)  # after it, what holds each thing, where the environment says
 
 

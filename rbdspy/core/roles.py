@@ -24,8 +24,10 @@ OBSERVATION_ROLES = (ENV_ROLE, TOOL_ROLE, "observation")
 # The step-metadata key under which an observation step notes where the agent is (place, things in
 # view, what it carries), as the environment names it; an episode's typed experience is read from it.
 WHEREABOUTS = "whereabouts"
-# After a move, the action that undoes it as the environment says it (its adapter's `way_back`).
+# After a move, the action that undoes it as the environment says it (its adapter's `way_back`),
+# and typed, where the environment types its actions.
 WAY_BACK = "way_back"
+WAY_BACK_ACT = "way_back_act"
 # After an action that gave the task's answer, the thing it answered with as the environment says
 # it (its adapter's `answer_in`: ScienceWorld's "focus on X" answers with X).
 ANSWERED = "answered"

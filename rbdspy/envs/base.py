@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WAY_BACK_ACT, WHEREABOUTS
 from rbdspy.envs.actions import TypedActions
 from rbdspy.envs.capabilities import answer_in, kind_of, way_back, whereabouts_of, world_of
 from rbdspy.envs.task_ref import SPLITS, Split, TaskRef
@@ -270,6 +270,8 @@ def observation_note(env: Environment, action: str, result: StepResult, came_fro
         back = way_back(env, action, came_from)
         if back:
             note[WAY_BACK] = back
+            if isinstance(env, TypedActions):
+                note[WAY_BACK_ACT] = env.parse_action(back).model_dump()
     return note
 
 

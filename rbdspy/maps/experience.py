@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WHEREABOUTS
+from rbdspy.core.roles import ACT, AGENT_ROLE, ANSWERED, ENV_ROLE, WAY_BACK, WAY_BACK_ACT, WHEREABOUTS
 from rbdspy.types import Act, Experience, ExperienceStep, Trajectory
 
 
@@ -67,6 +67,7 @@ def experience_of(trajectory: Trajectory, won: bool | None = None) -> Experience
                     answered=(step.metadata or {}).get(ANSWERED),
                     score=_score((step.metadata or {}).get("score")),
                     act=_act((step.metadata or {}).get(ACT)),
+                    way_back_act=_act((step.metadata or {}).get(WAY_BACK_ACT)),
                     inside=dict(after.get("inside", {})),
                 )
             )

@@ -4,7 +4,8 @@ What it holds, all read from the typed actions, places and things the environmen
 (`rbdspy.types.Experience`):
 
 - ways between places: the move that led from one place to another, with what was done to the way
-  first in that place (a door opened), counted over episodes, so ways compose across episodes;
+  first in that place (a door opened), counted over episodes, so ways compose across episodes, and
+  the way back where the environment names it (assumed until an episode takes it);
 - where each thing was seen, counted over episodes (where an episode first saw it: where the agent
   left a thing it carried says nothing of where the world keeps it);
 - procedures: each episode as the steps the next task of its kind can do again
@@ -44,6 +45,7 @@ class Way:
     before: tuple[Act, ...] = ()
     uses: int = 1
     task: str = ""
+    assumed: bool = False  # the way back the environment named, not yet taken by any episode
 
 
 @dataclass
@@ -101,16 +103,23 @@ class WorldMap:
             act = step_act(step)
             if _moved(step):
                 self._learn_way(step.place, step.arrived, act, tuple(since_arrival), experience.task)
+                if step.way_back_act is not None:
+                    self._learn_way(step.arrived, step.place, step.way_back_act, (), experience.task, assumed=True)
                 since_arrival = []
             elif step.accepted and act.on_way:
                 since_arrival.append(act)
         if experience.start:
             self.places.add(experience.start)
 
-    def _learn_way(self, source: str, target: str, move: Act, before: tuple[Act, ...], task: str) -> None:
+    def _learn_way(
+        self, source: str, target: str, move: Act, before: tuple[Act, ...], task: str, assumed: bool = False
+    ) -> None:
+        """Keeps a way, counting its uses; one taken replaces one only assumed (the way back)."""
         known = self.ways.setdefault(source, {}).get(target)
-        if known is None:
-            self.ways[source][target] = Way(source, target, move, before, task=task)
+        if known is None or (known.assumed and not assumed):
+            self.ways[source][target] = Way(source, target, move, before, task=task, assumed=assumed)
+            return
+        if assumed:
             return
         known.uses += 1
         if not known.before and before:  # one episode found the way open, this one opened it
