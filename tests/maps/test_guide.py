@@ -117,3 +117,77 @@ def test_the_map_knows_where_things_were_seen_and_what_was_confirmed():
     assert not world.refuted(KIND, "blue jay")
     assert [w.target for w in world.route("hall", "outside")] == ["kitchen", "outside"]
     assert world.route("hall", "hall") == [] and world.route("outside", "garden") is None
+
+
+def test_the_way_back_the_environment_names_is_a_way_until_an_episode_takes_another():
+    from worlds import GRAMMAR, step
+
+    from rbdspy.types import Experience
+
+    there = step("hall", "go to kitchen", "kitchen").model_copy(update={"way_back_act": GRAMMAR.parse("go to hall")})
+    world = WorldMap("house", [Experience(world="house", task="t", start="hall", steps=[there], won=False)])
+    back = world.route("kitchen", "hall")
+    assert [str(w.move) for w in back] == ["go hall"] and back[0].assumed
+    taken = step("kitchen", "open door to hall").model_copy(), step("kitchen", "go to hall", "hall")
+    world.add(Experience(world="house", task="t", start="kitchen", steps=list(taken), won=False))
+    way = world.route("kitchen", "hall")[0]
+    assert not way.assumed and [str(b) for b in way.before] == ["open door to hall"]
+
+
+def _plant(pot: str, plant: str = "apple tree", box: str = "red box"):
+    """Found a plant in the greenhouse: focused on it, picked up the pot it grows in, brought that."""
+    from worlds import step
+
+    from rbdspy.types import Experience
+
+    held = {f"adult {plant}": pot}
+    steps = [
+        step(
+            "greenhouse",
+            f"focus on adult {plant}",
+            in_view=[f"adult {plant}", pot],
+            answered=f"adult {plant}",
+            score=50,
+        ),
+        step("greenhouse", f"pick up {pot}", in_view=[], carrying=("orange", pot), score=60),
+        step("greenhouse", "go to kitchen", "kitchen", in_view=[box], carrying=("orange", pot)),
+        step("kitchen", f"move {pot} in inventory to {box}", in_view=[box], score=100),
+    ]
+    steps[0] = steps[0].model_copy(update={"inside": held})
+    task = f"Your task is to find a(n) plant. First, focus on the thing. Then, move it to the {box} in the kitchen."
+    return Experience(
+        world="house", task=task, kind="find-plant", start="greenhouse", inside=held, steps=steps, won=True
+    )
+
+
+def test_what_held_the_answer_is_a_slot_filled_with_what_holds_this_episodes_answer():
+    from rbdspy.maps.procedure import procedure_of
+
+    procedure = procedure_of(_plant("flower pot 7"))
+    assert [s.slots for s in procedure.steps] == [("answer",), ("holder",), ("holder", "task")]
+    world = WorldMap("house", [_plant("flower pot 7"), _plant("flower pot 3", "pea plant")])
+    task = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the blue box in the kitchen."
+    view = ["adult banana tree", "flower pot 2", "flower pot 7"]
+    g = Guide(world, task, "find-plant", "greenhouse", view, ["orange"], answer_of=answer_of)
+    g.played(
+        GRAMMAR.parse("focus on adult banana tree"),
+        True,
+        "greenhouse",
+        view,
+        ["orange"],
+        {"adult banana tree": "flower pot 2"},
+    )
+    offer = g.offer(listed("pick up flower pot 2", "pick up flower pot 7"))
+    assert offer.text == "pick up flower pot 2" and offer.why.agreed == 2  # the pot this plant grows in
+
+
+def test_a_thing_renamed_when_taken_is_offered_under_its_new_name():
+    world = WorldMap("house", [found_animal()])
+    g = guide(world, find_task("green box"), place="outside", in_view=["blue jay", "tree"])
+    play(g, "look around", "outside", ["blue jay", "tree"])
+    play(g, "focus on blue jay", "outside", ["blue jay", "tree"])
+    play(g, "pick up blue jay", "outside", ["tree"], ("orange", "blue jay egg"))
+    play(g, "go to kitchen", "kitchen", ["green box"], ("orange", "blue jay egg"))
+    moves = listed("move orange in inventory to green box", "move blue jay egg in inventory to green box")
+    assert g.offer(moves).text == "move blue jay egg in inventory to green box"
+    assert g.same(GRAMMAR.parse("move blue jay to green box"), GRAMMAR.parse("move blue jay egg to green box"))
