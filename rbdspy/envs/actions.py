@@ -40,9 +40,9 @@ def fill(template: str, args: Sequence[str]) -> str:
 __all__ = ["SLOT", "Act", "TemplateGrammar", "TypedActions", "fill", "find_listed", "same_act", "same_thing"]
 
 
-# Words after which a name goes on to describe the thing further (what it holds, where it is): "flower
-# pot 7 containing apple tree and soil" is flower pot 7.
-DESCRIBING = frozenset({"containing", "in", "on", "with", "holding"})
+# Words after which a name goes on to describe the thing further (what it holds, where it is or leads):
+# "flower pot 7 containing apple tree and soil" is flower pot 7, a "door to kitchen" a door.
+DESCRIBING = frozenset({"containing", "in", "on", "with", "holding", "to"})
 
 
 def same_thing(a: str, b: str) -> bool:

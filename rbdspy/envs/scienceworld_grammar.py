@@ -7,7 +7,7 @@ actions. How ScienceWorld names a thing changes with where it is and what it hol
 canonical name leaves that out: a description in parentheses ("seed jar (containing a apple
 seed)"), a reading ("thermometer, currently reading a temperature of 10 degrees celsius"), and
 where it is when that is the inventory or a room ("orange in inventory", "cup containing red paint
-in art studio"). What a name says of the thing itself stays ("substance in metal pot", "anode in
+in art studio"); a door is named by where it leads ("bedroom door" is the "door to bedroom"). What a name says of the thing itself stays ("substance in metal pot", "anode in
 battery", "cup containing red paint": the cup of red paint is not the cup of blue). A door is a
 way between rooms: opening or closing one is done on the way (`Act.on_way`).
 """
@@ -61,12 +61,16 @@ _WAY_TEMPLATES = frozenset({"open {}", "close {}"})
 _DESCRIPTION = re.compile(r"\s*\(.*$")
 _READING = re.compile(r",\s*currently\s.*$")
 _ARTICLE = re.compile(r"^(?:a|an|the|some)\s+", re.IGNORECASE)
+_ROOM_DOOR = re.compile(r"^(.+) door$", re.IGNORECASE)
 
 
 def thing_name(text: str, rooms: Iterable[str] = ()) -> str:
     """The canonical name of a thing as ScienceWorld writes it (see the module docstring)."""
     name = _READING.sub("", _DESCRIPTION.sub("", " ".join(str(text or "").split())))
     name = _ARTICLE.sub("", name).strip()
+    door = _ROOM_DOOR.match(name)
+    if door and door.group(1).lower() in {r.lower() for r in rooms}:  # one door, named both ways
+        name = f"door to {door.group(1)}"
     lowered = name.lower()
     for where in ("inventory", *rooms):
         suffix = f" in {where.lower()}"
@@ -80,11 +84,26 @@ def is_door(name: str) -> bool:
     return "door" in name.lower().split()
 
 
+# The rooms of ScienceWorld's house (every task's): the adapter adds any the simulator names besides.
+HOUSE_ROOMS = (
+    "art studio",
+    "bathroom",
+    "bedroom",
+    "foundry",
+    "greenhouse",
+    "hallway",
+    "kitchen",
+    "living room",
+    "outside",
+    "workshop",
+)
+
+
 class ScienceWorldGrammar:
     """Parses ScienceWorld's actions into `Act`s and renders them back; `rooms` are the house's
     rooms (a thing named as being in one is named without it)."""
 
-    def __init__(self, rooms: Iterable[str] = ()):
+    def __init__(self, rooms: Iterable[str] = HOUSE_ROOMS):
         self.rooms = tuple(rooms)
         self._grammar = TemplateGrammar(
             FORMS,

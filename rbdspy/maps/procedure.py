@@ -71,11 +71,11 @@ def procedure_of(experience: Experience) -> Procedure | None:
     answers = _answer_names(experience, answer)
     kept: list[tuple[ExperienceStep, Act, bool]] = []
     holding: dict[int, tuple[str, ...]] = {}  # id of a step -> what held the answer just before it
-    before = experience.inside
+    before = dict(experience.inside)  # what held what, as last said (a thing taken along still holds)
     best = 0.0
     for step in experience.steps:
         holding[id(step)] = tuple(h for t, h in before.items() if any(same_thing(t, a) for a in answers))
-        before = step.inside or before
+        before.update(step.inside)
         scored = step.score is not None and step.score > best
         if step.score is not None:
             best = max(best, step.score)
