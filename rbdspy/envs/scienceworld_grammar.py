@@ -7,7 +7,8 @@ actions. How ScienceWorld names a thing changes with where it is and what it hol
 canonical name leaves that out: a description in parentheses ("seed jar (containing a apple
 seed)"), a reading ("thermometer, currently reading a temperature of 10 degrees celsius"), and
 where it is when that is the inventory or a room ("orange in inventory", "cup containing red paint
-in art studio"); a door is named by where it leads ("bedroom door" is the "door to bedroom"). What a name says of the thing itself stays ("substance in metal pot", "anode in
+in art studio"); a door is named by where it leads ("bedroom door" is the "door to bedroom"). What
+a name says of the thing itself stays ("substance in metal pot", "anode in
 battery", "cup containing red paint": the cup of red paint is not the cup of blue). A door is a
 way between rooms: opening or closing one is done on the way (`Act.on_way`).
 """
