@@ -1,0 +1,91 @@
+"""A user's own dspy.ReAct over an environment's tools, on a scripted LM: it plays the episode
+through `look` and `act`, the trajectory records what it did, a bank around it records the episode
+and hands it the world's map, which its tools name only with `show_map`; the same with ReActV2."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.agent.user_react import UserReAct
+from rbdspy.loop.reasoning_bank import ReasoningBank
+from rbdspy.loop.retriever import MemoryRetriever
+from rbdspy.memory import MemoryStore
+from rbdspy.memory.embedders import HashEmbedder
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    pytest.importorskip("textworld")
+    from rbdspy.envs.textworld_env import TextWorldHouses
+    from rbdspy.envs.textworld_house import HouseSpec
+
+    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
+    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 3})
+    yield env
+    env.close()
+
+
+def _react_script(actions):
+    """ReAct's turns: each action through `act`, then `finish`, then the answer."""
+    turns = [{"next_thought": f"do {a}", "next_tool_name": "act", "next_tool_args": {"action": a}} for a in actions]
+    turns.append({"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}})
+    return [*turns, {"reasoning": "it is done", "answer": "done"}]
+
+
+def test_a_plain_react_plays_the_episode_through_its_tools(house):
+    task = house.tasks("train", limit=1)[0]
+    way = house.gold_path(task)
+    agent = UserReAct(house, max_iters=len(way) + 2)
+    with dspy.context(lm=DummyLM(_react_script(way))):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
+    assert played == way and pred.trajectory.outcome is True
+    assert pred.trajectory.metadata["world"] == "textworld/3"
+    with pytest.raises(ValueError, match="needs task_id"):
+        agent(task="t")
+    with pytest.raises(RuntimeError, match="inside an episode"):
+        agent.look()
+
+
+def test_a_bank_records_its_episodes_and_serves_the_map_that_its_tools_name_with_show_map(house, tmp_path):
+    first, second = house.tasks("train", limit=2)
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        retriever = MemoryRetriever(store, k=10, min_similarity=None)
+        bank = ReasoningBank(UserReAct(house, show_map=True), store, retriever=retriever, trust_outcome=True)
+        gold = house.gold_path(first)
+        with dspy.context(lm=DummyLM([*_react_script(gold), {"lessons": []}, {"lessons": []}])):
+            won = bank(task=house.describe(first), task_id=first.id)
+        assert won.trajectory.outcome is True
+        world = bank.learner.maps.map_for("textworld/3")
+        assert world.episodes == 1  # the episode, recorded with its places, is in the world's map
+        from rbdspy.maps.tools import EnvironmentTools
+
+        assert EnvironmentTools(house, second, world_map=world).guide is not None
+        assert (
+            EnvironmentTools(house, second).guide is None
+            and "Memory suggests" not in EnvironmentTools(house, second).look()
+        )
+        # Without show_map the agent's tools get no map, whatever the bank hands it.
+        plain = UserReAct(house)
+        with dspy.context(lm=DummyLM(_react_script([]))):
+            plain(task=house.describe(second), task_id=second.id, world_map=world)
+        assert plain._episode is None
+
+
+def _react_v2_script(actions):
+    """ReActV2's turns: each action as a tool call to `act`, then `submit` with the answer."""
+    calls = [{"name": "act", "args": {"action": a}} for a in actions] + [{"name": "submit", "args": {"answer": "done"}}]
+    return [{"next_thought": "next", "tool_calls": {"tool_calls": [call]}} for call in calls]
+
+
+@pytest.mark.parametrize("react, script", [(dspy.ReAct, _react_script), (dspy.ReActV2, _react_v2_script)])
+def test_the_same_agent_plays_on_both_of_dspys_react_modules(house, react, script):
+    task = house.tasks("train", limit=1)[0]
+    way = house.gold_path(task)
+    agent = UserReAct(house, max_iters=len(way) + 2, react=react)
+    with dspy.context(lm=DummyLM(script(way))):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert isinstance(agent.react, react) and pred.trajectory.outcome is True
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way
