@@ -23,8 +23,7 @@ from typing import Any
 import dspy
 from rich.progress import Progress
 
-from rbdspy.agent import EnvAgent
-from rbdspy.bench.agent_variants import agent_options
+from rbdspy.bench.agent_variants import agent_options, make_agent
 from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.arms import ARMS, BuildContext
 from rbdspy.bench.build_calibration import SCORE_FIELD, BuildCalibration, calibratable, calibration_path
@@ -199,7 +198,7 @@ class ArmPlayer:
         else:
             self.store = MemoryStore(self.out_dir / "banks" / self.name, embedder=self.embedder)
         _roll_back(self.store, self.records, self.name)
-        self.agent = EnvAgent(self.environment, max_steps=self.settings.max_steps, **self.agent_options)
+        self.agent = make_agent(self.settings.agent, self.environment, self.settings.max_steps)
         compiled = self.settings.compiled
         context = BuildContext(agent=self.agent, store=self.store, compiled=compiled, stream=tuple(self.stream))
         self.program = self.arm.build(context)

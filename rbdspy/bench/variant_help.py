@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rbdspy.agent.policies import ByWorld, FollowMap, LMChoice
-from rbdspy.bench.agent_variants import AGENT_VARIANTS
+from rbdspy.bench.agent_variants import AGENT_VARIANTS, USER_AGENTS
 
 
 def policy_name(policy: Any) -> str:
@@ -51,7 +51,18 @@ def describe_variant(name: str) -> str:
     return describe_policies(policies)
 
 
+def describe_user_agent(name: str) -> str:
+    options = USER_AGENTS[name]
+    react = getattr(options.get("react"), "__name__", "ReAct")
+    tools = "look and act tools naming the map's step" if options.get("show_map") else "look and act tools"
+    return f"a user's dspy.{react} over {tools}, none of EnvAgent's techniques"
+
+
 def agent_help() -> str:
-    """`rbdspy bench --agent`'s help: every variant, each with its step policies."""
+    """`rbdspy bench --agent`'s help: every variant, each with its step policies, and the user's agents."""
     variants = " | ".join(f"{name} ({describe_variant(name)})" for name in AGENT_VARIANTS)
-    return f"The agent every arm plays with, as its step policies in order (rbdspy.agent.policies): {variants}."
+    users = " | ".join(f"{name} ({describe_user_agent(name)})" for name in USER_AGENTS)
+    return (
+        f"The agent every arm plays with: EnvAgent as its step policies in order (rbdspy.agent.policies): "
+        f"{variants}; or a user's own: {users}."
+    )

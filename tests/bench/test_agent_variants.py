@@ -53,3 +53,19 @@ def test_lessons_in_prompt_drops_what_reads_the_map_and_shows_the_memory_block()
     assert any(isinstance(p, (ListedOnly, RepeatGuard)) for p in read)
     both = lessons_in_prompt(DEFAULT_POLICIES)
     assert both.persistent == read and both.elsewhere == PLAIN_POLICIES
+
+
+def test_a_users_own_react_is_an_agent_of_its_own_with_none_of_envagents_policies(tmp_path):
+    import dspy
+
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.bench.agent_variants import make_agent
+
+    class Env:  # only what constructing the agents reads
+        language = None
+
+    assert agent_options("react") == {"show_map": False} and agent_options("react-map") == {"show_map": True}
+    react = make_agent("react-v2", Env(), 7)
+    assert isinstance(react, UserReAct) and isinstance(react.react, dspy.ReActV2) and react.max_iters == 7
+    with pytest.raises(ValueError, match="react-map"):
+        agent_options("react-plus")

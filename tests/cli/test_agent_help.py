@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from rbdspy.agent.policies import DEFAULT_POLICIES
-from rbdspy.bench.agent_variants import AGENT_VARIANTS
+from rbdspy.bench.agent_variants import AGENT_VARIANTS, USER_AGENTS
 from rbdspy.bench.variant_help import describe_variant
 from rbdspy.cli import app
 
@@ -46,4 +46,4 @@ def test_each_variant_is_described_by_its_policies_in_order():
 
 def test_the_guide_lists_every_variant():
     shown = re.search(r"\[--agent ([\w|-]+)\]", GUIDE.read_text(encoding="utf-8"))
-    assert shown and shown.group(1).split("|") == list(AGENT_VARIANTS)
+    assert shown and shown.group(1).split("|") == [*AGENT_VARIANTS, *USER_AGENTS]
