@@ -34,15 +34,18 @@ from rbdspy.memory import MemoryStore
 
 @dataclass(frozen=True)
 class Preset:
-    """A named configuration: the retriever's settings and what the extractor records.
+    """A named configuration: the retriever's settings, what the extractor records, and whether the
+    bank hands its agent the map of the task's world.
 
     `retrieval` holds `MemoryRetriever` keyword arguments (those not given keep the retriever's
-    defaults, rbdspy's); `action_record` is the extractor's (`Extractor(action_record=...)`)."""
+    defaults, rbdspy's); `action_record` is the extractor's (`Extractor(action_record=...)`);
+    `serves_map` the bank's (`ReasoningBank(serve_map=...)`)."""
 
     name: str
     description: str
     retrieval: Mapping[str, Any] = field(default_factory=dict)
     action_record: bool | str = RECORD_BY_WORLD
+    serves_map: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "retrieval", MappingProxyType(dict(self.retrieval)))
@@ -62,17 +65,20 @@ class Preset:
             parts_and_options["retriever"] = self.retriever(store)
         if parts_and_options.get("extractor") is None:
             parts_and_options["extractor"] = self.extractor()
+        parts_and_options.setdefault("serve_map", self.serves_map)
         return ReasoningBank(agent, store, **parts_and_options)
 
 
 # The paper's configuration, kept as its own baseline whatever rbdspy's defaults become: the task
-# text as the query, similarity alone, no floor, one item, lessons only (no action record in any world).
+# text as the query, similarity alone, no floor, one item, lessons only (no action record in any
+# world, no map handed to the agent).
 PAPER = Preset(
     "paper",
     "the paper's ReasoningBank: k=1 by task-text similarity, LM-judge labels, lessons from successes and "
     "failures, no records",
     {"k": 1, "query": "task", "ranking": "similarity", "min_similarity": None},
     action_record=False,
+    serves_map=False,
 )
 # rbdspy's defaults: the parts' own (MemoryRetriever(store), Extractor()), chosen by measurement.
 DEFAULTS = Preset(

@@ -143,6 +143,8 @@ class ReasoningBank(dspy.Module):
             loaded into them (given or built) while the bank is built. None (the default) keeps
             their prompts as they are: rbdspy ships no compiled prompts. `compiled_from` lists the
             files loaded.
+        serve_map: hand an agent that takes a `world_map` input the map of the task's world (True,
+            the default); False serves memory only as the memory block (the paper's configuration).
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class ReasoningBank(dspy.Module):
         trust_outcome: bool = False,
         quarantine: Quarantine | None = None,
         compiled: str | Path | None = None,
+        serve_map: bool = True,
     ):
         super().__init__()
         if not isinstance(agent, dspy.Module):
@@ -176,7 +179,7 @@ class ReasoningBank(dspy.Module):
             )
         self.agent = agent
         self._takes_experience = accepts_input(agent, EXPERIENCE_FIELD)
-        self._takes_map = accepts_input(agent, WORLD_MAP_FIELD)
+        self._takes_map = serve_map and accepts_input(agent, WORLD_MAP_FIELD)
         self.store = store
         self.judge = _part("judge", judge, lambda: Judge())
         self.extractor = _part("extractor", extractor, lambda: Extractor())

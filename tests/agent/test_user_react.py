@@ -89,3 +89,12 @@ def test_the_same_agent_plays_on_both_of_dspys_react_modules(house, react, scrip
         pred = agent(task=house.describe(task), task_id=task.id)
     assert isinstance(agent.react, react) and pred.trajectory.outcome is True
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way
+
+
+def test_the_papers_bank_hands_no_map_and_rbdspys_does(house, tmp_path):
+    from rbdspy.loop.presets import default_bank, paper_bank
+
+    agent = UserReAct(house, show_map=True)
+    with MemoryStore(tmp_path / "a", HashEmbedder(dim=32)) as store:
+        assert default_bank(agent, store)._takes_map and not paper_bank(agent, store)._takes_map
+        assert not ReasoningBank(agent, store, serve_map=False)._takes_map
