@@ -1,4 +1,4 @@
-"""rbdspy.envs: real text environments with automatic scoring, one adapter each.
+"""rbdspy.envs: real text environments and the web (MiniWoB++) with automatic scoring, one adapter each.
 
     from rbdspy.envs import make_env, play
     env = make_env("scienceworld")            # or "twx", "textworld"; needs `pip install 'rbdspy[envs]'` (and Java)
@@ -24,9 +24,9 @@ from rbdspy.envs.registry import ENTRIES, ENV_NAMES, entry, entry_for_class
 
 def make_env(name: str, **options: Any) -> Environment:
     """An adapter by name (`rbdspy.envs.registry`): "textworld" (persistent TextWorld worlds, alias
-    "tw"), "twx" (alias "textworld-express") or "scienceworld" (alias "sw"). Options go to the
-    adapter (see TextWorldHouses / TextWorldExpress / ScienceWorld). An unknown name is a
-    ValueError naming the known ones."""
+    "tw"), "twx" (alias "textworld-express"), "scienceworld" (alias "sw") or "miniwob" (MiniWoB++
+    web pages, alias "web"). Options go to the adapter (see TextWorldHouses / TextWorldExpress /
+    ScienceWorld / MiniWoB). An unknown name is a ValueError naming the known ones."""
     return entry(name).factory()(**options)  # only the adapter asked for is imported
 
 

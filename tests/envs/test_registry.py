@@ -30,7 +30,7 @@ from rbdspy.envs.registry import (
 from rbdspy.envs.task_sets import ENVS, RENAMED_ENVS, TASK_SETS, env_name
 
 PACKAGE = Path(rbdspy.envs.__file__).resolve().parents[1]
-SIMULATORS = ("scienceworld", "textworld", "textworld_express", "py4j")
+SIMULATORS = ("scienceworld", "textworld", "textworld_express", "py4j", "miniwob", "selenium", "gymnasium")
 # Modules outside rbdspy/envs/ that still compare a value against an environment's name, to be
 # switched to the registry or a capability (examples.py: a TextWorld house record's world facts,
 # read from a record, not an open environment). A module not listed here may not start doing so.
@@ -38,7 +38,7 @@ STILL_COMPARING = {"rbdspy/optimizers/examples.py"}
 
 
 def test_names_and_aliases_resolve_in_any_case():
-    assert ENV_NAMES == ENVS == tuple(e.name for e in ENTRIES) == ("textworld", "twx", "scienceworld")
+    assert ENV_NAMES == ENVS == tuple(e.name for e in ENTRIES) == ("textworld", "twx", "scienceworld", "miniwob")
     for spelling, name in [
         ("sw", "scienceworld"),
         ("tw", "textworld"),
@@ -46,12 +46,14 @@ def test_names_and_aliases_resolve_in_any_case():
         ("textworld_express", "twx"),
         (" TWX ", "twx"),
         ("ScienceWorld", "scienceworld"),
+        ("web", "miniwob"),
+        ("MiniWoB++", "miniwob"),
     ]:
         assert entry(spelling).name == env_name(spelling) == name
 
 
 def test_an_unknown_name_is_one_value_error_naming_the_known_ones():
-    UNKNOWN = r"^unknown environment 'atari'; choose one of textworld, twx, scienceworld$"
+    UNKNOWN = r"^unknown environment 'atari'; choose one of textworld, twx, scienceworld, miniwob$"
     for call in (entry, make_env, env_name):
         with pytest.raises(ValueError, match=UNKNOWN):
             call("atari")
@@ -68,7 +70,8 @@ def test_importing_the_package_imports_no_simulator_and_no_adapter():
     code = (
         "import sys, rbdspy.envs, rbdspy.envs.registry, rbdspy.envs.task_sets, rbdspy.envs.conformance\n"
         f"loaded = [m for m in sys.modules if m.split('.')[0] in {SIMULATORS!r}]\n"
-        "adapters = [m for m in ('rbdspy.envs.scienceworld', 'rbdspy.envs.twx', 'rbdspy.envs.textworld_env')"
+        "adapters = [m for m in ('rbdspy.envs.scienceworld', 'rbdspy.envs.twx', 'rbdspy.envs.textworld_env',"
+        " 'rbdspy.envs.miniwob')"
         " if m in sys.modules]\n"
         "print(loaded, adapters)\n"
     )
@@ -119,6 +122,7 @@ def test_the_task_sets_are_read_from_the_entries():
             "house-shuffled",
             "house-starts",
             "house-starts-shuffled",
+            "web",
         )
     )
     for set_name, served in TASK_SETS.items():

@@ -1,0 +1,207 @@
+"""The web adapter on real MiniWoB++ pages in headless Chromium (Debian's `chromium` and
+`chromium-driver`, which CI installs): a reset gives the utterance and the page's elements, the
+page's timer is lifted and the raw reward read, the right action wins, a wrong one is rejected
+with why, `fill` types and `select` chooses, the held-out types are refused, a missing browser is
+one line naming the packages, and the browser dies with its process, even by SIGKILL."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+miniwob = pytest.importorskip("miniwob", reason="the web adapter needs the `envs` extra (miniwob)")
+
+from rbdspy.envs.actions import Act  # noqa: E402
+from rbdspy.envs.miniwob import MiniWoB  # noqa: E402
+from rbdspy.envs.miniwob_browser import BROWSER, DRIVER, LIFTED_MS, BrowserMissing, group_members  # noqa: E402
+from rbdspy.envs.miniwob_tasks import HELD_OUT_TYPES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TYPES = ["click-button", "enter-text", "choose-list", "click-checkboxes", "focus-text"]
+HELD_OUT = sorted(HELD_OUT_TYPES)[0]  # by the constant: no test names a held-out type
+
+
+def _browser_installed() -> bool:
+    import shutil
+
+    return shutil.which(BROWSER) is not None and shutil.which(DRIVER) is not None
+
+
+needs_browser = pytest.mark.skipif(
+    not _browser_installed(), reason="Chromium is not installed (apt-get install chromium chromium-driver)"
+)
+
+
+@pytest.fixture(scope="module")
+def web():
+    if not _browser_installed():
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver)")
+    env = MiniWoB(TYPES)
+    yield env
+    env.close()
+
+
+def _quoted(utterance: str) -> str:
+    return re.search(r'"([^"]+)"', utterance).group(1)
+
+
+def test_a_reset_gives_the_utterance_and_the_elements(web):
+    obs = web.reset("miniwob/click-button/train/1")
+    assert obs.task_description == 'Click on the "Ok" button.' == web.describe("miniwob/click-button/train/1")
+    assert '[6] button "Ok"' in obs.text.splitlines()
+    assert "click(6)" in obs.admissible and all(isinstance(a, str) for a in obs.admissible)
+    assert "left" not in obs.text and "width" not in obs.text  # no layout boxes
+    assert obs.whereabouts.place == "click-button page" and "Ok" in obs.whereabouts.in_view
+    assert web.kind_of("miniwob/click-button/train/1") == "click-button"
+
+
+def test_the_timer_is_lifted_and_the_raw_reward_read(web):
+    obs = web.reset("miniwob/click-button/dev/10000")
+    assert web.episode_max_time() == LIFTED_MS  # read back from the page: not its 10 s
+    button = web.render_action(Act(template="click {}", args=(_quoted(obs.task_description),)))
+    assert button in obs.admissible
+    result = web.step(button)
+    assert result.valid and result.done and result.won and web.success
+    assert result.score == web.score == 1.0  # the raw reward: a time-discounted one is below 1
+
+
+def test_a_wrong_action_is_rejected_with_why_and_the_episode_goes_on(web):
+    web.reset("miniwob/click-button/train/1")  # Click on the "Ok" button.
+    for action, why in [
+        ("click(999)", "There is no element [999] on the page."),
+        ('fill(6, "x")', "[6] is a button: it takes no text."),
+        ('select(6, "x")', "[6] is a button, not a list of options."),
+        ('press(6, "F13")', 'Unknown key "F13"'),
+        ("dance wildly", "Not an action of this page"),
+        ("", "No action given."),
+    ]:
+        result = web.step(action)
+        assert not result.valid and not result.done and not result.won, action
+        assert result.observation.startswith(why), result.observation
+        assert '[6] button "Ok"' in result.observation  # the page again, unchanged
+    assert web.step("click(4)").valid and not web.done  # a text: the page waits for a button
+    web.reset("miniwob/click-button/train/0")  # Click on the "okay" button.
+    wrong = web.step('click("next")')  # another button: the page ends the episode as a failure
+    assert wrong.valid and wrong.done and not wrong.won and web.score == -1.0
+    assert web.step("click(6)").valid is False and web.admissible_actions() == []
+
+
+def test_fill_types_the_text_replacing_what_was_there(web):
+    obs = web.reset("miniwob/enter-text/train/0")
+    field = next(line for line in obs.text.splitlines() if "textbox" in line).split("]")[0].strip("[")
+    assert f"fill({field}, {{text}} )" in obs.admissible  # the template the agent completes
+    assert 'value="abc"' in web.step(f"type [{field}] abc").observation
+    typed = web.step(f'fill({field}, "{_quoted(obs.task_description)}")')
+    assert f'value="{_quoted(obs.task_description)}" focused' in typed.observation  # replaced, not appended
+    assert web.step('click("Submit")').won
+
+
+def test_select_chooses_an_option_and_a_list_lists_them(web):
+    obs = web.reset("miniwob/choose-list/train/0")
+    wanted = obs.task_description.removeprefix("Select ").split(" from the list")[0]
+    assert f'select(4, "{wanted}")' in obs.admissible
+    assert not web.step('select(4, "no such option")').valid
+    assert f'value="{wanted}"' in web.step(f'select(4, "{wanted.lower()}")').observation
+    assert web.step("click(5)").won
+
+
+def test_typed_actions_name_elements_not_refs(web):
+    web.reset("miniwob/click-checkboxes/train/0")
+    act = web.parse_action("click [8]")
+    assert (act.template, act.args) == ("click {}", ("HF2",))
+    assert web.render_action(act) == "click(8)" and web.parse_action('click("HF2")') == act
+    assert web.parse_action('fill(8, "x")').args == ("HF2", "x")
+    assert web.parse_action("fill(8, {text} )") is None  # a template is no action
+
+
+def test_held_out_types_are_refused(web):
+    for call in (
+        lambda: web.tasks("train", [HELD_OUT]),
+        lambda: web.reset(f"miniwob/{HELD_OUT}/train/0"),
+        lambda: web.describe(f"miniwob/{HELD_OUT}/dev/10000"),
+        lambda: MiniWoB([HELD_OUT]),
+    ):
+        with pytest.raises(ValueError, match="held-out MiniWoB type"):
+            call()
+    assert not set(web.task_types()) & HELD_OUT_TYPES
+
+
+def test_seeds_split_train_dev_and_test_disjointly(web):
+    assert [r.id for r in web.tasks("dev", ["focus-text"], limit=2)] == [
+        "miniwob/focus-text/dev/10000",
+        "miniwob/focus-text/dev/10001",
+    ]
+    with pytest.raises(ValueError, match="seed 20003 is not a dev seed .it is a test seed."):
+        web.reset("miniwob/focus-text/dev/20003")
+
+
+def test_a_missing_browser_or_driver_is_one_line_naming_the_packages():
+    for options in ({"browser": "/nonexistent/chromium"}, {"driver": "/nonexistent/chromedriver"}):
+        with pytest.raises(BrowserMissing) as raised:
+            MiniWoB(["click-button"], **options)
+        message = str(raised.value)
+        assert "\n" not in message and "apt-get install chromium chromium-driver" in message
+        assert next(iter(options.values())) in message
+
+
+@needs_browser
+def test_close_ends_the_browser():
+    env = MiniWoB(["focus-text"])
+    group = env.browser_group
+    assert len(group_members(group)) > 2  # the watchdog, the driver, the browser's processes
+    env.close()
+    env.close()
+    assert group_members(group) == []
+
+
+CHILD = """
+import os, signal
+from pathlib import Path
+from rbdspy.envs.miniwob import MiniWoB
+from rbdspy.envs.miniwob_browser import group_members
+env = MiniWoB(["click-button"])
+env.reset("miniwob/click-button/train/0")
+names = sorted({Path(f"/proc/{pid}/comm").read_text().strip() for pid in group_members(env.browser_group)})
+print(env.browser_group, ",".join(names), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@needs_browser
+def test_no_browser_outlives_a_process_killed_with_sigkill():
+    done = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == -9, done.stderr
+    group, names = done.stdout.strip().splitlines()[-1].split()
+    assert "chromium" in names.split(",") and "chromedriver" in names.split(","), names
+    deadline = time.monotonic() + 10
+    while group_members(int(group)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert group_members(int(group)) == []  # every browser process of the killed adapter is gone
+
+
+def test_an_agent_on_a_scripted_lm_plays_a_page_and_its_experience_is_typed(web):
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.agent import EnvAgent
+    from rbdspy.maps.experience import experience_of
+
+    tid = "miniwob/enter-text/train/0"
+    text = _quoted(web.describe(tid))
+    lm = DummyLM(
+        [{"reasoning": "", "action": a} for a in (f'fill(5, "{text}")', "click(6)")], adapter=dspy.JSONAdapter()
+    )
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        trajectory = EnvAgent(web, max_steps=4)(task=web.describe(tid), task_id=tid).trajectory
+    assert trajectory.outcome is True and trajectory.metadata["kind"] == "enter-text"
+    assert trajectory.steps[-1].content == "The page ended the episode."  # no reward shown to a judge
+    steps = experience_of(trajectory).steps
+    assert [(s.place, s.act.template, s.act.args) for s in steps] == [
+        ("enter-text page", "fill {} {}", ("tt", text)),
+        ("enter-text page", "click {}", ("Submit",)),
+    ]
