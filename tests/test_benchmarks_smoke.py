@@ -312,3 +312,14 @@ def test_map_cost_times_adding_and_offering_at_each_size(capsys):
     _load("map_cost").main(["--episodes", "3,30", "--quests", "3"])
     out = capsys.readouterr().out
     assert "| 3 |" in out and "| 30 |" in out and "command: python -m benchmarks.map_cost" in out
+
+
+def test_smoke_records_diff_lists_only_the_tasks_whose_actions_changed(tmp_path, capsys):
+    module = _load("smoke_records")
+    old = {"house": {"bare": [["t/1", ["look"], False], ["t/2", ["go north"], True]]}}
+    new = {"house": {"bare": [["t/1", ["look"], False], ["t/2", ["go south"], True]]}}
+    assert module.diff(old, new) == ["house bare t/2", "  before: ['go north']", "  after:  ['go south']"]
+    assert module.diff(old, old) == []
+    (tmp_path / "a.json").write_text(json.dumps(old))
+    module.main(["--diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")])
+    assert "no task's actions changed" in capsys.readouterr().out
