@@ -17,15 +17,14 @@ from rbdspy.bench.agent_variants import AGENT_VARIANTS, USER_AGENTS
 
 
 def policy_name(policy: Any) -> str:
-    """A policy in a few words: its class, and for the LM what its prompt shows."""
+    """A policy in a word or two: its class, and for the LM whether it reads the memory block or the
+    map's step."""
     if isinstance(policy, LMChoice):
         prompt = policy.prompt
-        shown = [name for name, on in (("status line", prompt.status_line), ("focus", prompt.focus)) if on]
-        shown += ["the map's step"] if prompt.offer else []
-        shown += ["memory block"] if prompt.memory else []
-        return f"LMChoice({', '.join(shown) or 'task and observation only'})"
+        reads = "map" if prompt.offer else "memory" if prompt.memory else ""
+        return f"LM({reads})" if reads else "LM"
     if isinstance(policy, FollowMap) and policy.ways_only:
-        return "FollowMap(ways only)"
+        return "FollowMap(ways)"
     return type(policy).__name__
 
 
@@ -54,15 +53,12 @@ def describe_variant(name: str) -> str:
 def describe_user_agent(name: str) -> str:
     options = USER_AGENTS[name]
     react = getattr(options.get("react"), "__name__", "ReAct")
-    tools = "look and act tools naming the map's step" if options.get("show_map") else "look and act tools"
-    return f"a user's dspy.{react} over {tools}, none of EnvAgent's techniques"
+    return f"dspy.{react}" + (", tools name the map's step" if options.get("show_map") else "")
 
 
 def agent_help() -> str:
-    """`rbdspy bench --agent`'s help: every variant, each with its step policies, and the user's agents."""
+    """`rbdspy bench --agent`'s help: every variant, each with its step policies (the LM's prompt
+    left to the docs), and the user's agents."""
     variants = " | ".join(f"{name} ({describe_variant(name)})" for name in AGENT_VARIANTS)
     users = " | ".join(f"{name} ({describe_user_agent(name)})" for name in USER_AGENTS)
-    return (
-        f"The agent every arm plays with: EnvAgent as its step policies in order (rbdspy.agent.policies): "
-        f"{variants}; or a user's own: {users}."
-    )
+    return f"The agent every arm plays: EnvAgent's step policies in order: {variants}; a user's own: {users}."

@@ -39,9 +39,9 @@ def test_the_help_names_the_agent_envagent_really_plays_with():
 
 
 def test_each_variant_is_described_by_its_policies_in_order():
-    assert describe_variant("plain") == "LMChoice(memory block)"
-    assert describe_variant("routes") == "LMChoice(status line, focus, the map's step), RepeatGuard, AnswerCheck"
-    assert describe_variant("routes-handle").startswith("AnswerScan, FollowMap, Explore, LMChoice(")
+    assert describe_variant("plain") == "LM(memory)"
+    assert describe_variant("routes") == "LM(map), RepeatGuard, AnswerCheck"
+    assert describe_variant("routes-handle").startswith("AnswerScan, FollowMap, Explore, LM(map), ListedOnly")
 
 
 def test_the_guide_lists_every_variant():
