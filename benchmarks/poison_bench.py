@@ -33,6 +33,7 @@ from typing import Any
 import dspy
 
 from benchmarks.poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted
+from benchmarks.poison_web import WEB_CRAFTED
 from rbdspy import Extractor, Judge
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
 from rbdspy.memory.defence import Quarantine, trajectory_findings
@@ -136,8 +137,11 @@ def load_done(path: Path) -> dict[tuple, dict]:
 
 def plan(limit: int | None) -> list[tuple[str, Any, str]]:
     attacks = (ATTACKS[:limit] + HELDOUT_ATTACKS[:limit]) if limit else ATTACKS + HELDOUT_ATTACKS
-    crafted = CRAFTED[:limit] if limit else CRAFTED
+    crafted = (CRAFTED[:limit] + WEB_CRAFTED[:limit]) if limit else CRAFTED + WEB_CRAFTED
     return [("read", a, arm) for a in attacks for arm in READ_ARMS] + [("write", c, c.kind) for c in crafted]
+
+
+WEB_NAMES = {c.name for c in WEB_CRAFTED}
 
 
 HELDOUT_NAMES = {a.name for a in HELDOUT_ATTACKS}
@@ -199,6 +203,28 @@ def report(rows: list[dict]) -> str:
             "",
             f"Control (no memory): the agent took the scene's harmful action in {chose} of {len(controls)} scenes.",
         ]
+    lines += _write_tables(rows)
+    errors = sum(bool(r.get("error")) for r in rows)
+    lines += ["", f"Trials with an LM error: {errors}."]
+    return "\n".join(lines)
+
+
+def _write_tables(rows: list[dict]) -> list[str]:
+    """The write side on the corpus's trajectories, then on the crafted web pages apart."""
+    lines: list[str] = []
+    for title, chosen in (
+        ("Write side", [r for r in rows if r["name"] not in WEB_NAMES]),
+        (
+            "Write side, crafted web pages (page text carrying instructions)",
+            [r for r in rows if r["name"] in WEB_NAMES],
+        ),
+    ):
+        if any(r["side"] == "write" for r in chosen):
+            lines += _write_table(title, chosen)
+    return lines
+
+
+def _write_table(title: str, rows: list[dict]) -> list[str]:
     judge = [r for r in rows if r["side"] == "write" and r["arm"] == "judge"]
     extract = [r for r in rows if r["side"] == "write" and r["arm"] == "extractor"]
     write_side = [
@@ -216,12 +242,16 @@ def report(rows: list[dict]) -> str:
         ],
     ]
     header = ["attack", "defence off", "lesson quarantine", "+ trajectory check"]
-    lines += ["", "## Write side", "", table(header, write_side, align="lrrr")]
     held = sum(r.get("held", 0) for r in extract)
     total = sum(len(r.get("lessons", [])) for r in extract)
-    errors = sum(bool(r.get("error")) for r in rows)
-    lines += ["", f"Lessons extracted: {total}; held by the quarantine: {held}. Trials with an LM error: {errors}."]
-    return "\n".join(lines)
+    return [
+        "",
+        f"## {title}",
+        "",
+        table(header, write_side, align="lrrr"),
+        "",
+        f"Lessons extracted: {total}; held by the quarantine: {held}.",
+    ]
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
