@@ -16,7 +16,9 @@ download, no API key:
 
 Top-level ``await`` is allowed (pages show async calls as a reader would type them in a notebook).
 A block that cannot run here is preceded by ``<!-- docs-test: skip REASON -->``; such blocks are
-counted and printed by `test_skipped_blocks_are_few`.
+counted and printed by `test_skipped_blocks_are_few`. One that needs Java or a browser is preceded by
+``<!-- docs-test: needs java -->`` (``needs chromium``) and runs where it is installed (CI installs
+both).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dspy.utils import DummyLM
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = re.compile(r"<!--\s*docs-test:\s*skip\s+(?P<reason>.+?)\s*-->")
-NEEDS = re.compile(r"<!--\s*docs-test:\s*needs\s+(?P<what>java)\s*-->")
+NEEDS = re.compile(r"<!--\s*docs-test:\s*needs\s+(?P<what>java|chromium)\s*-->")
 FENCE = re.compile(r"^```python[ \t]*\n(?P<code>.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -216,6 +218,8 @@ def test_page_runs(page, docs_env):
             continue
         if block.needs == "java" and shutil.which("java") is None:
             pytest.skip(f"{block.page}:{block.line} needs Java (the environments run on the JVM)")
+        if block.needs == "chromium" and shutil.which("chromedriver") is None:
+            pytest.skip(f"{block.page}:{block.line} needs Debian's chromium and chromium-driver (the web pages)")
         try:
             run_block(block, namespace)
         except Exception as exc:
