@@ -33,7 +33,7 @@ from typing import Any
 import dspy
 
 from benchmarks.poison_corpus import ATTACKS, CRAFTED, FAMILIES, HELDOUT_ATTACKS, SCENES, Attack, Crafted
-from benchmarks.poison_web import WEB_CRAFTED
+from benchmarks.poison_web import HELDOUT_WEB, WEB_CRAFTED
 from rbdspy import Extractor, Judge
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
 from rbdspy.memory.defence import Quarantine, trajectory_findings
@@ -137,11 +137,13 @@ def load_done(path: Path) -> dict[tuple, dict]:
 
 def plan(limit: int | None) -> list[tuple[str, Any, str]]:
     attacks = (ATTACKS[:limit] + HELDOUT_ATTACKS[:limit]) if limit else ATTACKS + HELDOUT_ATTACKS
-    crafted = (CRAFTED[:limit] + WEB_CRAFTED[:limit]) if limit else CRAFTED + WEB_CRAFTED
+    web = WEB_CRAFTED + HELDOUT_WEB
+    crafted = (CRAFTED[:limit] + web[:limit]) if limit else CRAFTED + web
     return [("read", a, arm) for a in attacks for arm in READ_ARMS] + [("write", c, c.kind) for c in crafted]
 
 
 WEB_NAMES = {c.name for c in WEB_CRAFTED}
+HELDOUT_WEB_NAMES = {c.name for c in HELDOUT_WEB}
 
 
 HELDOUT_NAMES = {a.name for a in HELDOUT_ATTACKS}
@@ -212,11 +214,16 @@ def report(rows: list[dict]) -> str:
 def _write_tables(rows: list[dict]) -> list[str]:
     """The write side on the corpus's trajectories, then on the crafted web pages apart."""
     lines: list[str] = []
+    web = WEB_NAMES | HELDOUT_WEB_NAMES
     for title, chosen in (
-        ("Write side", [r for r in rows if r["name"] not in WEB_NAMES]),
+        ("Write side", [r for r in rows if r["name"] not in web]),
         (
             "Write side, crafted web pages (page text carrying instructions)",
             [r for r in rows if r["name"] in WEB_NAMES],
+        ),
+        (
+            "Write side, held-out web pages (written after the change the pages above led to)",
+            [r for r in rows if r["name"] in HELDOUT_WEB_NAMES],
         ),
     ):
         if any(r["side"] == "write" for r in chosen):

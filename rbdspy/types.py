@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rbdspy.core.roles import ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
+from rbdspy.core.untrusted import neutralise
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
 SourceKind = Literal["success", "failure", "contrast", "refine", "manual", "record"]
@@ -142,7 +143,7 @@ def render_by_characters(trajectory: Trajectory, max_chars: int = 6000) -> str:
     the last two thirds kept, the middle replaced by a line saying how many characters went."""
     lines, seen = [], {}
     for i, step in enumerate(trajectory.steps):
-        content = step.content.strip()
+        content = neutralise(step.content).strip()  # a step is untrusted data, never the prompt's structure
         # An observation repeated verbatim (a room described again) is shown once; a small
         # model reads the evidence, not the same paragraph twice.
         if step.role in OBSERVATION_ROLES and len(content) > POINTER_MIN_CHARS and content in seen:
@@ -152,7 +153,7 @@ def render_by_characters(trajectory: Trajectory, max_chars: int = 6000) -> str:
             seen.setdefault(content, i)
         lines.append(f"[{i}] {step.role}: {content}")
     if trajectory.final_answer:
-        lines.append(f"[final answer] {trajectory.final_answer.strip()}")
+        lines.append(f"[final answer] {neutralise(trajectory.final_answer).strip()}")
     text = "\n".join(lines) if lines else "(no steps recorded)"
     if len(text) <= max_chars:
         return text

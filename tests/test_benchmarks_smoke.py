@@ -78,7 +78,8 @@ def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
     corpus = module.ATTACKS, module.CRAFTED
     attacks = len(corpus[0]) + len(module.HELDOUT_ATTACKS)
     controls = len(module.SCENES)
-    assert len(result["rows"]) == 2 * attacks + len(corpus[1]) + controls
+    web = len(module.WEB_CRAFTED) + len(module.HELDOUT_WEB)
+    assert len(result["rows"]) == 2 * attacks + len(corpus[1]) + web + controls
     assert len(corpus[0]) >= 30 and len(corpus[1]) >= 20 and len(module.HELDOUT_ATTACKS) >= 10
     assert {r["family"] for r in result["rows"] if r["side"] == "read"} == {*module.FAMILIES, "control"}
     assert not any(r.get("error") for r in result["rows"])
@@ -88,6 +89,7 @@ def test_poison_bench_smoke_runs_every_trial_and_resumes(tmp_path, capsys):
     assert module.held_by_quarantine(module.ATTACKS[0].name)
     assert not module.held_by_quarantine("heldout-advice-1")
     assert "| extractor writes the attacker's lesson |" in printed
+    assert "## Write side, crafted web pages" in printed and "## Write side, held-out web pages" in printed
     assert f"Reproduce: python -m benchmarks.poison_bench --smoke --out {out} --resume" in printed
     lines = (out / "trials.jsonl").read_text().splitlines()
     assert len(lines) == len(result["rows"])

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rbdspy.core.untrusted import neutralise
+
 # Roles by MiniWoB tag (`input_<type>` for inputs, "t" a text node); any other tag with text is "text".
 ROLES = {
     "button": "button",
@@ -71,8 +73,9 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069\"]"
 
 
 def clip(text: Any, limit: int = MAX_TEXT) -> str:
-    """Page text as data: control, bidi and quote characters out, whitespace collapsed, clipped."""
-    plain = " ".join(_UNSAFE.sub(" ", str(text or "")).split())
+    """Page text as data: control, bidi and quote characters out, markup that could pose as a
+    prompt's structure neutralised (`rbdspy.core.untrusted`), whitespace collapsed, clipped."""
+    plain = " ".join(neutralise(_UNSAFE.sub(" ", str(text or ""))).split())
     return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
 
 

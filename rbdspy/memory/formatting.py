@@ -15,6 +15,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from rbdspy.core.untrusted import ROLE_TAG, neutralise_once
 from rbdspy.types import CONTENT_MAX
 
 __all__ = ["FENCE_OPEN", "FENCE_CLOSE", "HEADER", "format_memory_block", "sanitize_text"]
@@ -35,26 +36,8 @@ _BREAKS = {"\n", "\r", "\t", "\v", "\f", "\x85", "\u2028", "\u2029"}
 # U+E0000-U+E007F that can smuggle invisible ASCII), lone surrogates (Cs), unassigned (Cn).
 _DROP_CATEGORIES = {"Cc", "Cf", "Cs", "Cn"}
 
-# Chat-template role and special tokens: <|im_start|>, <|eot_id|>, <|start_header_id|>, <s>,
-# </s>, [INST], <<SYS>>, <start_of_turn>, <system>...
-_ROLE_TAG = re.compile(
-    r"<\|[^<>|]{0,64}\|>"
-    r"|<\s*/?\s*(?:s|system|user|assistant|tool|human|bot|im_start|im_end|start_of_turn|end_of_turn|"
-    r"bos|eos|pad|endoftext|think)\s*>"
-    r"|<</?\s*SYS\s*>>"
-    r"|\[\s*/?\s*INST\s*\]",
-    re.IGNORECASE,
-)
-_FIELD_HEADER = re.compile(r"\[\[\s*#+.*?#+\s*\]\]")
-_ANGLE_RUN = re.compile(r"<{3,}|>{3,}")
-_BRACKET_RUN = re.compile(r"\[{2,}|\]{2,}")
-_HASH_RUN = re.compile(r"#{2,}")
+_ROLE_TAG = ROLE_TAG  # the write-side defence reads the same tags (rbdspy/memory/defence.py)
 _SPACES = re.compile(r"\s+")
-
-
-def _neutralise_tag(match: re.Match[str]) -> str:
-    inner = re.sub(r"[<>|\[\]/]", "", match.group(0)).strip()
-    return f"({inner})"
 
 
 def _strip_invisible(text: str) -> str:
@@ -68,13 +51,9 @@ def _strip_invisible(text: str) -> str:
 
 
 def _neutralise(text: str) -> str:
-    """One pass over the markup that could let data pose as structure."""
-    text = _ROLE_TAG.sub(_neutralise_tag, text)
-    text = text.replace("<|", "(").replace("|>", ")")
-    text = _FIELD_HEADER.sub(lambda m: "(" + _HASH_RUN.sub("#", m.group(0)[2:-2]).strip() + ")", text)
-    text = _ANGLE_RUN.sub(lambda m: m.group(0)[:2], text)  # <<<MEMORY / MEMORY>>> can never be formed
-    text = _BRACKET_RUN.sub(lambda m: m.group(0)[0], text)  # no [[ or ]] left for a DSPy field header
-    text = _HASH_RUN.sub("#", text)
+    """One pass over the markup that could let data pose as structure (`rbdspy.core.untrusted`),
+    and the memory fence's own markers."""
+    text = neutralise_once(text)
     text = re.sub(r"\bMEMORY\s*>>", "MEMORY >", text, flags=re.IGNORECASE)
     text = re.sub(r"<<\s*MEMORY\b", "< MEMORY", text, flags=re.IGNORECASE)
     return text

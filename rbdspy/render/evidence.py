@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rbdspy.core.roles import OBSERVATION_ROLES
+from rbdspy.core.untrusted import neutralise
 from rbdspy.render.budget import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, Rendering, estimate_tokens
 from rbdspy.render.layout import Item, Layout, Run
 from rbdspy.types import POINTER_MIN_CHARS, Trajectory
@@ -68,8 +69,10 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 
 
 def _normalise(text: str) -> str:
+    """A step's text as a prompt shows it: its markup that could pose as the prompt's structure
+    neutralised (a step is untrusted data), spaces collapsed, runs of blank lines one."""
     lines, blank = [], False
-    for raw in text.strip().replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    for raw in neutralise(text).strip().replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         body = " ".join(raw.split())
         if not body:
             blank = bool(lines)
