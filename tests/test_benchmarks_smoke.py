@@ -325,3 +325,23 @@ def test_smoke_records_diff_lists_only_the_tasks_whose_actions_changed(tmp_path,
     (tmp_path / "a.json").write_text(json.dumps(old))
     module.main(["--diff", str(tmp_path / "a.json"), str(tmp_path / "a.json")])
     assert "no task's actions changed" in capsys.readouterr().out
+
+
+def test_web_pilot_plays_train_seeds_with_a_bare_react_and_resumes(tmp_path, monkeypatch, capsys):
+    if shutil.which("chromedriver") is None:
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    from dspy.utils import DummyLM
+
+    module = _load("web_pilot")
+    finish = [
+        {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}},
+        {"reasoning": "r", "answer": "a"},
+    ]
+    monkeypatch.setattr(module, "make_lm", lambda name: DummyLM(finish * 4))
+    out = tmp_path / "pilot.jsonl"
+    module.main(["--types", "click-button,focus-text", "--per-type", "2", "--max-iters", "2", "--out", str(out)])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["task_id"].split("/")[2] for r in rows] == ["train"] * 4 and not any(r["won"] for r in rows)
+    module.main(["--types", "click-button,focus-text", "--per-type", "2", "--max-iters", "2", "--out", str(out)])
+    assert len(out.read_text().splitlines()) == 4  # nothing played again
+    assert "| click-button | 0/2 |" in capsys.readouterr().out
