@@ -11,17 +11,23 @@ Prints, per type: wins, mean actions, seconds per episode; with --out, one JSONL
 
 from __future__ import annotations
 
-import argparse
-import json
-import time
-from pathlib import Path
+import os
 
-import dspy
+# Before any import loads OpenMP: llama.cpp's threads then yield a core another process wants
+# (rbdspy.lm.local_engine says why); dspy, imported first, would load it.
+os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
-from rbdspy.agent.user_react import UserReAct
-from rbdspy.bench.tables import benchmark_command, table, table_row
-from rbdspy.envs import make_env
-from rbdspy.lm import make_lm
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import dspy  # noqa: E402
+
+from rbdspy.agent.user_react import UserReAct  # noqa: E402
+from rbdspy.bench.tables import benchmark_command, table, table_row  # noqa: E402
+from rbdspy.envs import make_env  # noqa: E402
+from rbdspy.lm import make_lm  # noqa: E402
 
 # Types with short forms, clicks and text entry, none held out (rbdspy.envs.miniwob_tasks).
 CANDIDATES = (
