@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--types", default=",".join(CANDIDATES))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    dspy.configure(lm=make_lm(args.lm))
+    # As the bench plays: JSONAdapter, whose schema the embedded engine enforces while decoding.
+    dspy.configure(lm=make_lm(args.lm), adapter=dspy.JSONAdapter())
     types = [t for t in args.types.split(",") if t]
     done = _done(args.out)
     parts = [f"--lm {args.lm}", f"--per-type {args.per_type}", f"--max-iters {args.max_iters}"]
