@@ -88,6 +88,18 @@ def _unquote(text: str) -> str:
     return text
 
 
+# A template's placeholder filled as a mapping, `fill(5, {'text': 'Jerald'})`: the value is its entry's.
+_AS_MAPPING = re.compile(r"^\{\s*['\"]?\w+['\"]?\s*:\s*(?P<value>.+?)\s*\}$", re.S)
+
+
+def _value(text: str) -> str:
+    """A value as written: quoted, bare, or as the one entry of a mapping (the way a small LM fills
+    the listed template `fill(5, {text} )`)."""
+    text = _unquote(text)
+    mapping = _AS_MAPPING.match(text)
+    return _unquote(mapping.group("value")) if mapping else text
+
+
 def _target(text: str) -> int | str:
     """An element as written: `5`, `[5]`, `ref=5`, `"okay"` -> 5 or "okay"."""
     bare = re.sub(r"^(?:ref|bid|id|element)\s*=\s*", "", text.strip(), flags=re.I).strip("[]# ")
@@ -130,7 +142,7 @@ def lex(text: str) -> WebAction | None:
     target = _target(head)
     if target == "":
         return None
-    value = _unquote(value) if value is not None else None
+    value = _value(value) if value is not None else None
     form = f"{match.group('verb').lower()} | {target}" + (f" | {value}" if value else "")
     act = _GRAMMAR.parse(form)
     if act is None:

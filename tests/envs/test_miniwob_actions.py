@@ -25,6 +25,7 @@ from rbdspy.envs.miniwob_page import clip, read_page
         ("select_option(4, 'Ecuador')", SELECT, 4, "Ecuador"),
         ('press(7, "Enter")', PRESS, 7, "Enter"),
         ('fill("user name", "kim")', FILL, "user name", "kim"),
+        ("fill(5, {'text': 'Jerald'})", FILL, 5, "Jerald"),  # the listed template's slot filled as a mapping
     ],
 )
 def test_an_action_is_read_leniently(text, template, target, value):
