@@ -31,6 +31,7 @@ from rbdspy.judge.calibration import Calibration, CalibrationWarning
 from rbdspy.lessons.distiller import ContrastiveDistiller
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_embedder, make_lm
+from rbdspy.loop.demo_memory import DemoMemory
 from rbdspy.loop.learner import Learner
 from rbdspy.loop.presets import actions_bank, default_bank, paper_bank, world_bank
 from rbdspy.loop.reasoning_bank import ReasoningBank
@@ -42,7 +43,7 @@ from rbdspy.scaling.refiner import TrajectoryRefiner
 from rbdspy.scaling.rollout import Rollout
 from rbdspy.scaling.selector import TrajectorySelector
 from rbdspy.tracking import log_bank  # MLflow itself is imported only when a program is logged
-from rbdspy.types import Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
+from rbdspy.types import Demo, Lesson, MemoryItem, Provenance, Step, Trajectory, Verdict
 
 __version__ = "0.1.0"
 
@@ -57,6 +58,8 @@ __all__ = [
     "Calibration",
     "CalibrationWarning",
     "ContrastiveDistiller",
+    "DemoMemory",
+    "Demo",
     "EnvAgent",
     "EvidenceRenderer",
     "Extractor",

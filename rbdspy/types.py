@@ -266,16 +266,29 @@ class Experience(BaseModel):
     won: bool | None = None
 
 
+class Demo(BaseModel):
+    """One call of a DSPy predictor in a past episode, as data: the predictor's name in the agent
+    (`agent.named_predictors()`), the inputs it was given and the outputs it gave. Served back to
+    the predictor of that name as a few-shot demonstration (`rbdspy.loop.demo_memory`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    predictor: str = Field(min_length=1)
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    outputs: dict[str, Any] = Field(default_factory=dict)
+
+
 class Lesson(BaseModel):
     """A transferable strategy distilled from experience: a short title, one sentence on when
     it applies (or when not to do something), and 1-3 sentences of strategy. A record of an
     episode also carries the episode itself as data (`experience`); its content is that data
-    rendered for a reader."""
+    rendered for a reader. An episode kept as demonstrations carries its predictor calls (`demos`)."""
 
     title: str = Field(min_length=1, max_length=TITLE_MAX)
     description: str = Field(min_length=1, max_length=DESCRIPTION_MAX)
     content: str = Field(min_length=1, max_length=CONTENT_MAX)
     experience: Experience | None = None
+    demos: list[Demo] | None = None
 
     @field_validator("title", "description", "content", mode="before")
     @classmethod
@@ -346,6 +359,7 @@ class MemoryItem(Lesson):
             description=lesson.description,
             content=lesson.content,
             experience=lesson.experience,
+            demos=lesson.demos,
             **fields,
         )
 

@@ -25,6 +25,7 @@ from rbdspy.bench.baselines import (
     WorkflowMemory,
 )
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
+from rbdspy.loop.demo_memory import DemoMemory
 from rbdspy.loop.presets import ACTIONS, DEFAULTS, PAPER, WORLD, Preset
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.memory import MemoryStore
@@ -74,16 +75,17 @@ def _preset(preset: Preset, k: int | None = None, **options: Any) -> Callable[[B
 
 
 def _baseline(
-    cls: type[ReasoningBank], extractor: Callable[[], dspy.Module] | None = None
+    cls: type[ReasoningBank], extractor: Callable[[], dspy.Module] | None = None, **options: Any
 ) -> Callable[[BuildContext], dspy.Module]:
-    """A baseline memory design (`baselines.py`) with the paper's retrieval: `cls` around the
-    stream's agent with its own extractor (`extractor()`, else `cls`'s default one)."""
+    """A memory design of its own (`baselines.py`, `DemoMemory`) with the paper's retrieval: `cls`
+    around the stream's agent with its own extractor (`extractor()`, else `cls`'s default one)."""
     return lambda ctx: cls(
         ctx.agent,
         ctx.store,
         retriever=PAPER.retriever(ctx.store),
         extractor=extractor() if extractor is not None else None,
         compiled=ctx.compiled,
+        **options,
     )
 
 
@@ -197,6 +199,16 @@ ARMS: dict[str, Arm] = {
             "workflow-memory", "AWM-style: a workflow induced from each judged success (k=1)", _baseline(WorkflowMemory)
         ),
         Arm(
+            "demo-memory",
+            "the agent's own judged-successful episodes served back to its predictors as DSPy demos (k=1)",
+            _baseline(DemoMemory),
+        ),
+        Arm(
+            "demo-memory-oracle",
+            "demo-memory with the environment's labels instead of the judge's (trust_outcome)",
+            _baseline(DemoMemory, trust_outcome=True),
+        ),
+        Arm(
             "matts-parallel-k3",
             "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons",
             _matts("parallel"),
@@ -284,6 +296,9 @@ ARM_SETS: dict[str, list[str]] = {
         "matts-sequential-k2",
         "matts-sequential-k3",
     ],
+    # A user's own agent (--agent react) on the web: each form of memory it could be served, the
+    # judge's labels and the page's reward beside each other for the demonstrations.
+    "web": [BASELINE, "reasoningbank", "trajectory-memory", "workflow-memory", "demo-memory", "demo-memory-oracle"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
     # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
     "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],
@@ -305,6 +320,8 @@ ARM_SETS: dict[str, list[str]] = {
         "success-only",
         "trajectory-memory",
         "workflow-memory",
+        "demo-memory",
+        "demo-memory-oracle",
         "matts-parallel-k3",
         "matts-sequential-k3",
         "reasoningbank-k2",

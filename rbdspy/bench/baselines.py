@@ -24,18 +24,16 @@ import dspy
 
 from rbdspy.core.lm_errors import attempt, call_agent
 from rbdspy.core.plan import Plan, arun, run
-from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
 from rbdspy.core.text import clip
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.caps import normalise_lessons
+from rbdspy.lessons.exemplar import render_exemplar
 from rbdspy.lessons.extractor import Extractor
+from rbdspy.lessons.success_writer import SuccessItemWriter
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
 from rbdspy.memory import MemoryStore
 from rbdspy.signatures.workflow import InduceWorkflow
-from rbdspy.types import CONTENT_MAX, DESCRIPTION_MAX, Trajectory, Verdict
-
-EXEMPLAR_OBSERVATION_CHARS = 100  # per step, so that a whole short episode fits in one item
+from rbdspy.types import DESCRIPTION_MAX, Trajectory, Verdict
 
 
 class NoMemory(dspy.Module):
@@ -96,47 +94,7 @@ class SuccessOnlyBank(ReasoningBank):
         super().__init__(agent, store, extractor=extractor, **parts_and_options)
 
 
-class _SuccessItemWriter(dspy.Module):
-    """The extractor of a success-only memory design: a success becomes one item of the design's
-    own kind (`_drafts`), a failure or an indeterminate verdict nothing. It stands where the
-    bank's Extractor stands, so the bank's Learner judges, stores and counts uses as for
-    ReasoningBank and only what is written differs."""
-
-    def _drafts(self, trajectory: Trajectory) -> Plan:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
-        if not Verdict.coerce(verdict).is_success:
-            return dspy.Prediction(lessons=[], kind=None)
-        drafts = yield from self._drafts(Trajectory.coerce(trajectory, task=task))
-        return dspy.Prediction(lessons=normalise_lessons(drafts, cap=1), kind="success")
-
-    def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
-        return run(self._plan(task, trajectory, verdict))
-
-    async def aforward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
-        return await arun(self._plan(task, trajectory, verdict))
-
-
-def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str:
-    """A trajectory as a compact exemplar: each action with the start of what it led to. The
-    end of an episode (where it was won) is kept when the whole does not fit."""
-    lines, last_action = [], None
-    for step in trajectory.steps:
-        if step.role == AGENT_ROLE:
-            last_action = step.content.strip()
-        elif step.role == ENV_ROLE and last_action is not None:
-            lines.append(f"> {last_action} -> {clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
-            last_action = None
-    if last_action is not None:
-        lines.append(f"> {last_action}")
-    if not lines:  # not an environment trajectory: the generic rendering
-        return clip(trajectory.render(max_chars), max_chars)
-    text = " | ".join(lines)
-    return text if len(text) <= max_chars else "…" + text[-(max_chars - 1) :]
-
-
-class ExemplarWriter(_SuccessItemWriter):
+class ExemplarWriter(SuccessItemWriter):
     """Synapse-style: the raw successful trajectory, capped, is the item."""
 
     def _drafts(self, trajectory: Trajectory) -> Plan:
@@ -150,7 +108,7 @@ class ExemplarWriter(_SuccessItemWriter):
         ]
 
 
-class WorkflowInducer(_SuccessItemWriter):
+class WorkflowInducer(SuccessItemWriter):
     """AWM-style: one workflow (abstract steps) induced from a success by `InduceWorkflow`."""
 
     def __init__(self, max_chars: int = 6000):

@@ -271,10 +271,15 @@ class ReasoningBank(dspy.Module):
         method = getattr(self.agent, "world", None)
         return method(**task_inputs) if callable(method) else None
 
+    def acting(self, recall: Recall) -> dspy.Module:
+        """The module that plays the task: the agent itself. A bank of another design serves it
+        more than inputs (`DemoMemory`: demonstrations on its predictors, for this call)."""
+        return self.agent
+
     def _plan(self, task_inputs: dict[str, Any]) -> Plan:
         recall = yield from self.recall_plan(task_inputs)
         inputs = yield Blocking(self.agent_inputs, (task_inputs, recall.memories, recall.world))
-        outputs = output_fields((yield from call_agent(self.agent, inputs)))
+        outputs = output_fields((yield from call_agent(self.acting(recall), inputs)))
         trajectory = trajectory_of(outputs, recall.task, task_inputs)
         learned = yield from self.learner.learn_plan(
             trajectory, recall.task, situation=recall.situation, lessons=self.reads_lessons(task_inputs)

@@ -98,3 +98,25 @@ def test_the_papers_bank_hands_no_map_and_rbdspys_does(house, tmp_path):
     with MemoryStore(tmp_path / "a", HashEmbedder(dim=32)) as store:
         assert default_bank(agent, store)._takes_map and not paper_bank(agent, store)._takes_map
         assert not ReasoningBank(agent, store, serve_map=False)._takes_map
+
+
+def test_a_won_react_episode_is_served_to_the_next_task_as_demos_of_its_own_react_steps(house, tmp_path):
+    from rbdspy.loop.demo_memory import DemoMemory
+
+    first, second = house.tasks("train", limit=2)
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        retriever = MemoryRetriever(store, k=1, min_similarity=None)
+        bank = DemoMemory(UserReAct(house), store, retriever=retriever, trust_outcome=True)
+        gold = house.gold_path(first)
+        lm = DummyLM([*_react_script(gold), *_react_script([])])
+        with dspy.context(lm=lm):
+            won = bank(task=house.describe(first), task_id=first.id)
+            bank(task=house.describe(second), task_id=second.id)
+        (item,) = won.memories_added
+        assert {d.predictor for d in item.demos} == {"react.react", "react.extract.predict"}
+        steps = [d for d in item.demos if d.predictor == "react.react"]
+        assert [d.outputs["next_tool_args"] for d in steps[: len(gold)]] == [{"action": a} for a in gold]
+        # The second episode's first ReAct step is shown the first episode's calls, as DSPy shows a demo.
+        first_step_of_second = "\n".join(str(m["content"]) for m in lm.history[len(gold) + 2]["messages"])
+        assert f'{{"action": "{gold[0]}"}}' in first_step_of_second
+        assert bank.agent.react.react.demos == []

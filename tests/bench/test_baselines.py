@@ -4,7 +4,8 @@ no-memory) on a plain agent with known outcomes: what each writes, and which LM 
 import dspy
 from dspy.utils import DummyLM
 
-from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory, render_exemplar
+from rbdspy.bench.baselines import NoMemory, SuccessOnlyBank, TrajectoryMemory, WorkflowMemory
+from rbdspy.lessons.exemplar import render_exemplar
 from rbdspy.memory import MemoryStore
 from rbdspy.types import Step, Trajectory
 

@@ -1,0 +1,28 @@
+"""A past episode as a compact exemplar a reader (or an embedder) takes in at a glance: each action
+with the start of what it led to."""
+
+from __future__ import annotations
+
+from rbdspy.core.roles import AGENT_ROLE, ENV_ROLE
+from rbdspy.core.text import clip
+from rbdspy.types import CONTENT_MAX, Trajectory
+
+EXEMPLAR_OBSERVATION_CHARS = 100  # per step, so that a whole short episode fits in one item
+
+
+def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str:
+    """A trajectory as a compact exemplar: each action with the start of what it led to. The
+    end of an episode (where it was won) is kept when the whole does not fit."""
+    lines, last_action = [], None
+    for step in trajectory.steps:
+        if step.role == AGENT_ROLE:
+            last_action = step.content.strip()
+        elif step.role == ENV_ROLE and last_action is not None:
+            lines.append(f"> {last_action} -> {clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
+            last_action = None
+    if last_action is not None:
+        lines.append(f"> {last_action}")
+    if not lines:  # not an environment trajectory: the generic rendering
+        return clip(trajectory.render(max_chars), max_chars)
+    text = " | ".join(lines)
+    return text if len(text) <= max_chars else "…" + text[-(max_chars - 1) :]

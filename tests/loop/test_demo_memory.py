@@ -1,0 +1,124 @@
+"""Memory as demonstrations, on a scripted LM: a won episode is stored with its predictor calls, the
+next task's predictor is shown them ahead of its own demos for that call only, a lost episode
+writes nothing, and the demos survive the store being opened again."""
+
+from __future__ import annotations
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.loop.demo_memory import DemoMemory, DemoWriter, ServedDemos, demos_by_predictor, recorded_calls
+from rbdspy.loop.retriever import MemoryRetriever
+from rbdspy.memory import MemoryStore
+from rbdspy.memory.embedders import HashEmbedder
+from rbdspy.types import Demo, MemoryItem, Step, Trajectory
+
+
+class OneStepAgent(dspy.Module):
+    """Answers with one action; the task is won when the action is 'win'."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = dspy.Predict("task, memory -> action")
+
+    def forward(self, task: str, memory: str = ""):
+        action = self.step(task=task, memory=memory).action
+        steps = [Step(role="agent", content=action), Step(role="environment", content="ok")]
+        return dspy.Prediction(answer=action, trajectory=Trajectory(task=task, steps=steps, outcome=action == "win"))
+
+
+def _bank(store, agent=None, **options):
+    retriever = MemoryRetriever(store, k=2, min_similarity=None)
+    return DemoMemory(agent or OneStepAgent(), store, retriever=retriever, trust_outcome=True, **options)
+
+
+def test_a_won_episode_is_stored_with_its_predictor_calls_and_a_lost_one_writes_nothing(tmp_path):
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = _bank(store)
+        with dspy.context(lm=DummyLM([{"action": "lose"}, {"action": "win"}])):
+            lost = bank(task="open the red door")
+            won = bank(task="open the blue door")
+        assert lost.memories_added == [] and lost.trajectory.outcome is False
+        (item,) = won.memories_added
+        (demo,) = item.demos
+        assert demo.predictor == "step" and demo.outputs == {"action": "win"}
+        assert demo.inputs["task"] == "open the blue door"
+        assert "win" in item.content  # the exemplar retrieval embeds and a reader sees
+
+
+def test_the_next_task_is_shown_the_won_calls_ahead_of_the_predictors_own_demos_for_that_call_only(tmp_path):
+    agent = OneStepAgent()
+    own = dspy.Example(task="a demo the user wrote", memory="", action="look")
+    agent.step.demos = [own]
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = _bank(store, agent)
+        lm = DummyLM([{"action": "win"}, {"action": "win"}])
+        with dspy.context(lm=lm):
+            bank(task="open the blue door")
+            second = bank(task="open the green door")
+        prompt = "\n".join(str(m["content"]) for m in lm.history[-1]["messages"])
+        assert "open the blue door" in prompt and "a demo the user wrote" in prompt
+        assert prompt.index("open the blue door") < prompt.index("a demo the user wrote")
+        first = "\n".join(str(m["content"]) for m in lm.history[0]["messages"])
+        assert first.count("open the blue door") == 1  # its own task: nothing was served before a win
+        assert [m.task for m in second.memories_used] == ["open the blue door"]
+        assert agent.step.demos == [own]  # the served demos were for that call only
+
+
+def test_the_demos_are_restored_when_the_agent_fails(tmp_path):
+    class Failing(OneStepAgent):
+        def forward(self, task: str, memory: str = ""):
+            raise RuntimeError("the agent broke")
+
+    agent = Failing()
+    served = {"step": [Demo(predictor="step", inputs={"task": "t", "memory": "m"}, outputs={"action": "win"})]}
+    with pytest.raises(RuntimeError):
+        ServedDemos(agent, served, task="t")(task="x", memory="")
+    assert agent.step.demos == []
+
+
+def test_a_served_demo_carries_no_memory_of_its_own():
+    agent = OneStepAgent()
+    served = {"step": [Demo(predictor="step", inputs={"task": "t", "memory": "old lessons"}, outputs={"action": "a"})]}
+    wrapper = ServedDemos(agent, served, task="t")
+    (example,) = wrapper._examples(served["step"])
+    assert example.memory == "" and example.task == "t" and example.action == "a"
+
+
+def test_only_the_agents_own_predictors_are_recorded_and_served_by_name():
+    agent, other = OneStepAgent(), dspy.Predict("question -> answer")
+    trace = [
+        (agent.step, {"task": "t", "memory": ""}, dspy.Prediction(action="win")),
+        (other, {"question": "q"}, dspy.Prediction(answer="a")),
+    ]
+    (call,) = recorded_calls(agent, trace)
+    assert call.predictor == "step" and call.outputs == {"action": "win"}
+    items = [
+        MemoryItem(title="a", description="d", content="c", demos=[call, call.model_copy(update={"predictor": "x"})]),
+        MemoryItem(title="b", description="d", content="c", demos=[call]),
+    ]
+    assert {k: len(v) for k, v in demos_by_predictor(items, max_demos=1).items()} == {"step": 1, "x": 1}
+
+
+def test_demos_survive_the_store_being_opened_again(tmp_path):
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = _bank(store)
+        with dspy.context(lm=DummyLM([{"action": "win"}])):
+            bank(task="open the blue door")
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        (item,) = store.list()
+        assert item.demos[0].outputs == {"action": "win"}
+
+
+def test_bad_parts_are_refused_with_what_was_wrong(tmp_path):
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        with pytest.raises(TypeError, match="DemoWriter"):
+            DemoMemory(OneStepAgent(), store, extractor=dspy.Predict("a -> b"))
+        with pytest.raises(ValueError, match="max_demos"):
+            DemoMemory(OneStepAgent(), store, max_demos=0)
+
+
+def test_an_episode_with_no_recorded_call_writes_nothing():
+    trajectory = Trajectory(task="t", steps=[Step(role="agent", content="win")], outcome=True)
+    assert DemoWriter()(task="t", trajectory=trajectory, verdict="success").lessons == []
