@@ -3,7 +3,10 @@ wins candidate MiniWoB++ types on their *train* seeds, so that the measured stre
 where memory has room to help (the bare agent wins roughly 10-70%). Dev and test seeds are never
 played here, nor a held-out type (the adapter refuses them).
 
-    python -m benchmarks.web_pilot [--lm local] [--per-type 5] [--max-iters 8] [--out FILE]
+    python -m benchmarks.web_pilot [--lm local] [--agent react-starter] [--per-type 5] [--max-iters 8] [--out FILE]
+
+`--agent` is a user agent of `rbdspy bench --agent` (`react`, `react-starter`, `react-v2`): the
+plain ReAct, or the same shown one made-up form first (the web adapter's `action_example`).
 
 Prints, per type: wins, mean actions, seconds per episode; with --out, one JSONL line per episode
 (its actions, outcome, seconds), and a rerun with the same --out plays only the episodes missing.
@@ -24,7 +27,7 @@ from pathlib import Path  # noqa: E402
 
 import dspy  # noqa: E402
 
-from rbdspy.agent.user_react import UserReAct  # noqa: E402
+from rbdspy.bench.agent_variants import USER_AGENTS, make_agent  # noqa: E402
 from rbdspy.bench.tables import benchmark_command, table, table_row  # noqa: E402
 from rbdspy.envs import make_env  # noqa: E402
 from rbdspy.lm import make_lm  # noqa: E402
@@ -62,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lm", default="local")
     parser.add_argument("--per-type", type=int, default=5)
     parser.add_argument("--max-iters", type=int, default=8)
+    parser.add_argument("--agent", default="react", choices=sorted(USER_AGENTS))
     parser.add_argument("--types", default=",".join(CANDIDATES))
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -69,12 +73,12 @@ def main(argv: list[str] | None = None) -> None:
     dspy.configure(lm=make_lm(args.lm), adapter=dspy.JSONAdapter())
     types = [t for t in args.types.split(",") if t]
     done = _done(args.out)
-    parts = [f"--lm {args.lm}", f"--per-type {args.per_type}", f"--max-iters {args.max_iters}"]
+    parts = [f"--lm {args.lm}", f"--agent {args.agent}", f"--per-type {args.per_type}", f"--max-iters {args.max_iters}"]
     print(f"# Web pilot: a bare dspy.ReAct on MiniWoB++ train seeds\n    {benchmark_command('web_pilot', *parts)}\n")
     print(table(["type", "wins", "actions", "s/episode"], align="lrrr"), flush=True)
     env = make_env("web", task_types=types)
     try:
-        agent = UserReAct(env, max_iters=args.max_iters)
+        agent = make_agent(args.agent, env, args.max_iters)
         for task_type in types:
             rows = []
             for ref in env.tasks("train", [task_type], limit=args.per_type):

@@ -2,6 +2,7 @@
 
     agent = UserReAct(env, max_iters=15)                  # dspy.ReAct, look and act tools
     agent = UserReAct(env, react=dspy.ReActV2)            # the same with DSPy's next ReAct
+    agent = UserReAct(env, starter=True)                  # shown one made-up episode first
     bank = rbdspy.ReasoningBank(agent=agent, store=store)
     bank(task=env.describe(tid), task_id=tid)
 
@@ -11,6 +12,12 @@ the task and the memory block a bank serves (`memory`) and calls `look()` and `a
 environment named and its actions typed). With `show_map`, the tools also name the step the map of
 the task's world offers beside each observation, when a bank hands the agent that map
 (`world_map`): memory as a suggestion in the tool's answer, never an instruction.
+
+With `starter`, the ReAct's step predictor is given, as its own demos, one made-up episode in the
+environment's words (`ShowsActions.action_example`): a `look`, each action through `act`, then
+`finish`. A user would write such a demo for a small model: the embedded 1.5B writes `act`'s
+argument schema instead of an action until it has seen one call written out. It is the same
+on every task and no memory: a bank's demos (`DemoMemory`) are served ahead of it.
 
 Only DSPy's public API is used (`react(signature, tools=..., max_iters=...)`, the prediction's
 output fields), so the same agent runs on `dspy.ReAct` and `dspy.ReActV2`.
@@ -25,16 +32,43 @@ import dspy
 
 from rbdspy.core.lm_errors import raise_if_setup_error
 from rbdspy.envs.base import Environment, TaskRef, world_of
-from rbdspy.maps.tools import EnvironmentTools
+from rbdspy.envs.capabilities import ActionExample, ShowsActions
+from rbdspy.maps.tools import EnvironmentTools, tool_answer
 from rbdspy.maps.world_map import WorldMap
 
 SIGNATURE = "task, memory -> answer"
 DEFAULT_MAX_ITERS = 15
+# The fields DSPy's ReAct gives its step predictor and reads back from it (dspy.ReAct's docs).
+STEP_OUTPUTS = ("next_thought", "next_tool_name", "next_tool_args")
+
+
+def starter_demos(example: ActionExample) -> list[dspy.Example]:
+    """`example` as a ReAct step predictor's demos, one per step: `look`, each action through
+    `act`, then `finish`. Each demo's trajectory is written as DSPy's Chat and JSON adapters write
+    a ReAct trajectory to its step predictor."""
+    listed = list(example.admissible)
+    calls = [("I look at what is in front of me first.", "look", {}, tool_answer(example.observation, listed))]
+    for n, (action, answer) in enumerate(example.steps):
+        last = n == len(example.steps) - 1
+        thought = f"The listed action that does the next part of the task is {action}."
+        calls.append((thought, "act", {"action": action}, tool_answer(answer, [] if last else listed)))
+    calls.append(("The task is done.", "finish", {}, "Completed."))
+    adapter = dspy.ChatAdapter()
+    demos, done = [], {}
+    for i, (thought, tool, args, answer) in enumerate(calls):
+        trajectory = adapter.format_user_message_content(dspy.Signature(f"{', '.join(done) or 'none'} -> x"), done)
+        outputs = dict(zip(STEP_OUTPUTS, (thought, tool, args), strict=True))
+        demos.append(dspy.Example(task=example.task, memory="", trajectory=trajectory if done else "", **outputs))
+        done.update(
+            {f"thought_{i}": thought, f"tool_name_{i}": tool, f"tool_args_{i}": args, f"observation_{i}": answer}
+        )
+    return demos
 
 
 class UserReAct(dspy.Module):
     """`react` (a ReAct class: `dspy.ReAct`, `dspy.ReActV2`) over `env`'s tools, one episode per
-    call; `show_map`: the tools name the map's step where a bank hands one."""
+    call; `show_map`: the tools name the map's step where a bank hands one; `starter`: the step
+    predictor is shown a made-up episode first (dspy.ReAct only)."""
 
     def __init__(
         self,
@@ -42,6 +76,7 @@ class UserReAct(dspy.Module):
         max_iters: int = DEFAULT_MAX_ITERS,
         react: Callable[..., dspy.Module] = dspy.ReAct,
         show_map: bool = False,
+        starter: bool = False,
     ):
         super().__init__()
         if max_iters < 1:
@@ -49,6 +84,19 @@ class UserReAct(dspy.Module):
         self.env, self.max_iters, self.show_map = env, max_iters, show_map
         self._episode: EnvironmentTools | None = None
         self.react = react(SIGNATURE, tools=[self.look, self.act], max_iters=max_iters)
+        self.starter = starter
+        if starter:
+            self._show_example()
+
+    def _show_example(self) -> None:
+        if not isinstance(self.env, ShowsActions):
+            raise ValueError(f"starter=True: {type(self.env).__name__} shows no example of its actions (ShowsActions)")
+        step = getattr(self.react, "react", None)
+        if not isinstance(step, dspy.Predict) or not set(STEP_OUTPUTS) <= set(step.signature.output_fields):
+            raise ValueError(
+                "starter=True needs dspy.ReAct, whose step predictor writes next_tool_name and next_tool_args"
+            )
+        step.demos = starter_demos(self.env.action_example()) + list(step.demos)
 
     def look(self) -> str:
         """What the agent saw first in this episode and the actions admissible now."""

@@ -16,9 +16,11 @@ from rbdspy.agent.user_react import UserReAct
 
 AGENT_VARIANTS = VARIANTS
 # A user's own ReAct: its tools alone ("react"), or naming the step the map of the task's world
-# offers, where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2.
+# offers, where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
+# "react-starter" is "react" shown one made-up episode in the environment's words first.
 USER_AGENTS: dict[str, dict[str, Any]] = {
     "react": {"show_map": False},
+    "react-starter": {"show_map": False, "starter": True},
     "react-map": {"show_map": True},
     "react-v2": {"show_map": False, "react": dspy.ReActV2},
 }

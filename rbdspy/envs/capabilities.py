@@ -16,6 +16,7 @@ class without starting its simulator.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from rbdspy.envs.actions import TypedActions
@@ -158,6 +159,28 @@ class HostsTasks(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class ActionExample:
+    """A made-up episode in an environment's own words: the task, what was seen first, the actions
+    listed then, and each action played with what the environment answered. Made up, so that it
+    shows how actions are written without giving away any real task."""
+
+    task: str
+    observation: str
+    admissible: tuple[str, ...]
+    steps: tuple[tuple[str, str], ...]
+
+
+@runtime_checkable
+class ShowsActions(Protocol):
+    """The environment shows, on a made-up episode, how its actions are written: a user's agent that
+    has never seen one is shown it as a demonstration (`UserReAct(starter=True)`)."""
+
+    def action_example(self) -> ActionExample:
+        """A made-up episode, played to its end in actions this environment reads."""
+        ...
+
+
 # Every capability, in the order the guide and the conformance report list them. `TypedActions`
 # (an adapter that parses its actions into `Act`s and renders them back) is defined with the typed
 # actions, in `rbdspy.envs.actions`.
@@ -175,6 +198,7 @@ CAPABILITIES: tuple[type, ...] = (
     OracleFacts,
     Quests,
     HostsTasks,
+    ShowsActions,
 )
 
 

@@ -41,6 +41,7 @@ from rbdspy.envs.capabilities import (
     OracleFacts,
     PersistentWorlds,
     Quests,
+    ShowsActions,
     StatusLine,
     TypedActions,
     Understands,
@@ -399,6 +400,18 @@ def _hosts(env: Any, ref: TaskRef, obs: Observation) -> None:
     _expect(isinstance(env.capacity_hint(ref.task_type), str), "capacity_hint(...) must be text")
 
 
+def _shows_actions(env: Any, ref: TaskRef, obs: Observation) -> None:
+    example = env.action_example()
+    _expect(
+        bool(example.task.strip()) and bool(example.observation.strip()), "an action example states its task and view"
+    )
+    _expect(bool(example.steps), "an action example plays at least one action")
+    _expect(example.steps[0][0] in example.admissible, "the example's first action must be among those it lists")
+    if isinstance(env, TypedActions):
+        unread = [a for a, _ in example.steps if env.parse_action(a) is None]
+        _expect(not unread, f"the example's actions must be read by the adapter; unread: {unread}")
+
+
 _HOOK_CHECKS: dict[type, Callable[[Any, TaskRef, Observation], None]] = {
     TypedActions: _typed_actions,
     NamesPlaces: _places,
@@ -413,6 +426,7 @@ _HOOK_CHECKS: dict[type, Callable[[Any, TaskRef, Observation], None]] = {
     OracleFacts: _oracle,
     Quests: _quests,
     HostsTasks: _hosts,
+    ShowsActions: _shows_actions,
 }
 CHECKS: tuple[tuple[str, Callable[[_Run], str]], ...] = (
     ("protocol", _protocol),

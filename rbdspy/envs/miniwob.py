@@ -50,6 +50,7 @@ from rbdspy.envs.base import (
     Whereabouts,
     interleave,
 )
+from rbdspy.envs.capabilities import ActionExample
 from rbdspy.envs.miniwob_actions import CLICK, FILL, HOW, PRESS, SELECT, WebAction, as_act, lex, written
 from rbdspy.envs.miniwob_browser import BROWSER, DRIVER, start_session
 from rbdspy.envs.miniwob_page import Element, Page, read_page
@@ -287,7 +288,19 @@ class MiniWoB(EnvironmentBase):
         self._current, self._page = None, None
         self._finalizer()  # the session's close, once
 
-    # ---- capabilities: TypedActions, KindsOfTask, NamesPlaces ----
+    # ---- capabilities: TypedActions, KindsOfTask, NamesPlaces, ShowsActions ----
+
+    def action_example(self) -> ActionExample:
+        """A made-up form (no MiniWoB page has it), rendered as a page is and played to its end: a
+        value typed into a field, then the button that sends it."""
+        page = '[2] textbox "Colour" id=colour value=""\n[3] button "Save" id=save'
+        typed = '[2] textbox "Colour" id=colour value="blue"\n[3] button "Save" id=save'
+        return ActionExample(
+            task='Type "blue" as the colour and press Save.',
+            observation=page,
+            admissible=("click(2)", "fill(2, {text} )", 'press(2, "Enter")', "click(3)"),
+            steps=(('fill(2, "blue")', typed), ("click(3)", ENDED)),
+        )
 
     def parse_action(self, text: str) -> Act | None:
         """`text` as a typed action naming its element by name (None where it writes no action)."""

@@ -47,6 +47,13 @@ from rbdspy.types import Experience, Step, Trajectory
 MAX_LISTED = 40  # admissible actions shown in a tool's answer
 
 
+def tool_answer(observation: str, admissible: Iterable[str], hint: str = "") -> str:
+    """What `look` and `act` answer: the observation, the actions admissible now and, where memory
+    offers a step, that step as a suggestion."""
+    listed = "; ".join(list(admissible)[:MAX_LISTED]) or "(not listed)"
+    return f"{observation}\nAdmissible actions: {listed}{hint}"
+
+
 class EnvironmentTools:
     """One episode of `task_id` in `env`, played through `act` (and `look`), offering the next
     step of the map of the task's world (`world_map`, or one learned from `experience`) beside
@@ -92,13 +99,12 @@ class EnvironmentTools:
         return answer_in(self.env, self.env.render_action(act))
 
     def _answer(self, observation: str) -> str:
-        listed = "; ".join(self.admissible[:MAX_LISTED]) or "(not listed)"
         offer = None
         if self.guide is not None:
             offer = self.guide.offer([(self.env.parse_action(a), a) for a in self.admissible])
         self.offered = {"suggested": offer.text, "suggested_why": offer.why.to_dict()} if offer else {}
         hint = f"\nMemory suggests: {offer.text} ({offer.why.text()})" if offer else ""
-        return f"{observation}\nAdmissible actions: {listed}{hint}"
+        return tool_answer(observation, self.admissible, hint)
 
     def look(self) -> str:
         """What the agent saw first in this episode, the actions admissible now and the step memory
