@@ -47,7 +47,7 @@ def starter_demos(example: ActionExample) -> list[dspy.Example]:
     `act`, then `finish`. Each demo's trajectory is written as DSPy's Chat and JSON adapters write
     a ReAct trajectory to its step predictor."""
     listed = list(example.admissible)
-    calls = [("I look at what is in front of me first.", "look", {}, tool_answer(example.observation, listed))]
+    calls = [("First I see what there is to act on.", "look", {}, tool_answer(example.observation, listed))]
     for n, (action, answer) in enumerate(example.steps):
         last = n == len(example.steps) - 1
         thought = f"The listed action that does the next part of the task is {action}."

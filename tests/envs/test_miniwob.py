@@ -205,3 +205,38 @@ def test_an_agent_on_a_scripted_lm_plays_a_page_and_its_experience_is_typed(web)
         ("enter-text page", "fill {} {}", ("tt", text)),
         ("enter-text page", "click {}", ("Submit",)),
     ]
+
+
+def test_a_users_react_shown_a_made_up_form_wins_a_page_and_its_won_calls_are_the_next_pages_demos(web, tmp_path):
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.loop.demo_memory import DemoMemory
+    from rbdspy.loop.retriever import MemoryRetriever
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    def episode(text):
+        calls = [("look", {}), ("act", {"action": f'fill(5, "{text}")'}), ("act", {"action": "click(6)"})]
+        turns = [{"next_thought": "go", "next_tool_name": n, "next_tool_args": a} for n, a in calls]
+        finish = {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}}
+        return [*turns, finish, {"reasoning": "", "answer": "done"}]
+
+    first, second = "miniwob/enter-text/train/1", "miniwob/enter-text/train/2"
+    lm = DummyLM([*episode(_quoted(web.describe(first))), *episode(_quoted(web.describe(second)))])
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        retriever = MemoryRetriever(store, k=1, min_similarity=None)
+        bank = DemoMemory(UserReAct(web, max_iters=6, starter=True), store, retriever=retriever, trust_outcome=True)
+        with dspy.context(lm=lm):
+            won = bank(task=web.describe(first), task_id=first)
+            again = bank(task=web.describe(second), task_id=second)
+    assert won.trajectory.outcome is True and again.trajectory.outcome is True
+    (item,) = won.memories_added
+    steps = [d for d in item.demos if d.predictor == "react.react"]
+    assert steps[1].outputs["next_tool_args"] == {"action": f'fill(5, "{_quoted(web.describe(first))}")'}
+    # The second page's first step is shown the made-up form and, ahead of it, the first page's calls.
+    prompts = ["\n".join(str(m["content"]) for m in call["messages"]) for call in lm.history]
+    shown = next(p for p in prompts if _quoted(web.describe(second)) in p)
+    assert shown.index(_quoted(web.describe(first))) < shown.index('Type "blue" as the colour and press Save.')
+    assert [m.id for m in again.memories_used] == [item.id]
