@@ -207,6 +207,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
                 OracleFacts,
                 Quests,
                 HostsTasks,
+                ShowsActions,
             }
         ),
         task_sets={

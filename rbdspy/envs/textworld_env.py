@@ -33,6 +33,7 @@ from pathlib import Path
 
 from rbdspy.envs.actions import Act, TemplateGrammar
 from rbdspy.envs.base import EnvironmentBase, Observation, Split, StepResult, TaskRef, Whereabouts, interleave
+from rbdspy.envs.capabilities import ActionExample
 from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE, opposite_move, textworld_grammar
 from rbdspy.envs.textworld_facts import HouseFacts, house_facts, oracle_items
 from rbdspy.envs.textworld_house import (
@@ -219,6 +220,20 @@ class TextWorldHouses(EnvironmentBase):
         if ref.params == STARTS_PARAM:
             return self.starts_catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
         return self.catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
+
+    def action_example(self) -> ActionExample:
+        """A made-up quest in a made-up pantry (no generated world has it), in TextWorld's words."""
+        return ActionExample(
+            task="Put the jar on the counter.",
+            observation="-= Pantry =-\nYou are in a pantry. You see a shelf. On the shelf is a jar.\n"
+            "There is an exit to the north.",
+            admissible=("take jar from shelf", "examine shelf", "go north"),
+            steps=(
+                ("take jar from shelf", "You take the jar from the shelf."),
+                ("go north", "-= Kitchen =-\nYou are in a kitchen. You see a counter.\nThere is an exit to the south."),
+                ("put jar on counter", "You put the jar on the counter.\n\nYour score has just gone up by one point."),
+            ),
+        )
 
     def world_of(self, task: TaskRef | str) -> str:
         """Every quest of a world starts from its state (in its start room, or with `starts` in a

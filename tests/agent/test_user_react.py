@@ -122,28 +122,24 @@ def test_a_won_react_episode_is_served_to_the_next_task_as_demos_of_its_own_reac
         assert bank.agent.react.react.demos == []
 
 
-def test_a_starter_shows_the_react_one_made_up_episode_in_the_environments_words(house, monkeypatch):
-    from rbdspy.envs.capabilities import ActionExample
+def test_a_starter_shows_the_react_one_made_up_episode_in_the_environments_words(house):
+    class ShowsNothing:
+        pass
 
     with pytest.raises(ValueError, match="ShowsActions"):
-        UserReAct(house, starter=True)
-    example = ActionExample(
-        task="Put the cup on the shelf.",
-        observation="You see a cup and a shelf.",
-        admissible=("take cup", "look"),
-        steps=(("take cup", "Taken."), ("put cup on shelf", "Done. You won.")),
-    )
-    monkeypatch.setattr(house, "action_example", lambda: example, raising=False)
+        UserReAct(ShowsNothing(), starter=True)
+    example = house.action_example()
     agent = UserReAct(house, starter=True)
     demos = agent.react.react.demos
-    assert [d.next_tool_name for d in demos] == ["look", "act", "act", "finish"]
-    assert [d.next_tool_args for d in demos[1:3]] == [{"action": "take cup"}, {"action": "put cup on shelf"}]
-    assert demos[0].trajectory == "" and "[[ ## observation_2 ## ]]\nDone. You won." in demos[3].trajectory
+    assert [d.next_tool_name for d in demos] == ["look", "act", "act", "act", "finish"]
+    assert [d.next_tool_args["action"] for d in demos[1:4]] == [a for a, _ in example.steps]
+    assert demos[0].trajectory == "" and example.steps[-1][1] in demos[4].trajectory
     task = house.tasks("train", limit=1)[0]
     lm = DummyLM(_react_script([]))
     with dspy.context(lm=lm):
         agent(task=house.describe(task), task_id=task.id)
     shown = "\n".join(str(m["content"]) for m in lm.history[0]["messages"])
-    assert '{"action": "put cup on shelf"}' in shown and "Put the cup on the shelf." in shown
+    last = example.steps[-1][0]
+    assert f'{{"action": "{last}"}}' in shown and example.task in shown
     with pytest.raises(ValueError, match="dspy.ReAct"):
         UserReAct(house, starter=True, react=dspy.ReActV2)
