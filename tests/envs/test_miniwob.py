@@ -240,3 +240,41 @@ def test_a_users_react_shown_a_made_up_form_wins_a_page_and_its_won_calls_are_th
     shown = next(p for p in prompts if _quoted(web.describe(second)) in p)
     assert shown.index(_quoted(web.describe(first))) < shown.index('Type "blue" as the colour and press Save.')
     assert [m.id for m in again.memories_used] == [item.id]
+
+
+def test_one_web_episode_in_a_bank_is_one_mlflow_trace_with_every_stage(web, tmp_path, monkeypatch):
+    import dspy
+    import mlflow
+    from dspy.utils import DummyLM
+
+    import rbdspy
+    from rbdspy import tracking
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.memory.embedders import HashEmbedder
+
+    submit = {"next_thought": "t", "next_tool_name": "act", "next_tool_args": {"action": "click(6)"}}
+    lesson = {"title": "Read the page", "description": "When a page has a form.", "content": "Fill, then submit."}
+    answers = {
+        "fields: `verdict`": {"verdict": "success"},
+        "fields: `lessons`": {"lessons": [lesson]},
+        "fields: `next_thought`": submit,
+        "fields: `reasoning`, then `answer`": {"reasoning": "", "answer": "done"},
+    }
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'm.db'}")
+    monkeypatch.setenv(tracking.AUTOLOG_ENV, "1")
+    uri = mlflow.get_tracking_uri()
+    try:
+        with rbdspy.MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)) as store:
+            bank = rbdspy.paper_bank(UserReAct(web, max_iters=2), store)
+            lm = DummyLM(answers, adapter=dspy.JSONAdapter())
+            tid = "miniwob/enter-text/train/3"
+            with tracking.run("one-web-episode", experiment="web") as active, dspy.context(lm=lm):
+                bank(task=web.describe(tid), task_id=tid)
+        mlflow.flush_trace_async_logging()
+        (trace,) = mlflow.search_traces(run_id=active.info.run_id, return_type="list")
+    finally:
+        mlflow.dspy.autolog(disable=True, silent=True)
+        mlflow.set_tracking_uri(uri)
+    names = {span.name for span in trace.data.spans}
+    stages = {"ReasoningBank.forward", "MemoryRetriever.forward", "ReAct.forward", "Tool.act", "Extractor.forward"}
+    assert stages <= names and any(name.endswith("Judge.forward") for name in names)
