@@ -65,6 +65,11 @@ class MaTTS(dspy.Module):
     memory comes from one trajectory only: parallel learns from the chosen rollout, sequential
     from the final trajectory without its notes.
 
+    An agent that reads no lessons (its `reads_lessons` says so: EnvAgent in a world that
+    persists, whose memory is the map of its episodes) gets no lesson and no contrast: every
+    rollout's episode is stored as its record (parallel: k episodes of the world; sequential: the
+    final trajectory without its notes), each labelled as it was.
+
     Environment agents (EnvAgent): every rollout is a fresh reset of the same task (pass
     `task_id` as for the bank); rollouts of one environment take turns on its episode lock.
     A rollout that raises is recorded (`rollouts[i].error`) and left out; if all raise, nothing
@@ -228,7 +233,19 @@ class MaTTS(dspy.Module):
         learned = yield from learner.learn_plan(target.trajectory, verdict=target.verdict, situation=situation)
         return learned.memories_added
 
-    def _parallel(self, recall: Recall, agent_inputs: dict) -> Plan:
+    def _record_rollouts(self, trajectories: list[Trajectory], verdicts: list, situation: str | None) -> Plan:
+        """Plan -> items written for an agent that reads no lessons (EnvAgent in a world that
+        persists): every episode as its record, labelled as it was, so that k rollouts of a task
+        are k episodes of its world for the map to learn from."""
+        added: list[MemoryItem] = []
+        for trajectory, verdict in zip(trajectories, verdicts, strict=True):
+            learned = yield from self.bank.learner.learn_plan(
+                trajectory, verdict=verdict, situation=situation, lessons=False
+            )
+            added += learned.memories_added
+        return added
+
+    def _parallel(self, recall: Recall, agent_inputs: dict, lessons: bool = True) -> Plan:
         task, used = recall.task, recall.memories
         lm = configured_lm()
         if self.executor == "ray":
@@ -247,7 +264,10 @@ class MaTTS(dspy.Module):
         }
         selection = yield Call(self.selector, inputs)
         chosen = ok[selection.index]
-        added = yield from self._learn_parallel(task, ok, chosen, recall.situation)
+        if lessons:
+            added = yield from self._learn_parallel(task, ok, chosen, recall.situation)
+        else:
+            added = yield from self._record_rollouts([r.trajectory for r in ok], inputs["verdicts"], recall.situation)
         return self._result(rollouts, chosen.index, used, added, selection)
 
     # ---- sequential -----------------------------------------------------------------------
@@ -262,7 +282,7 @@ class MaTTS(dspy.Module):
             outputs[fields[0]] = final.final_answer
         return outputs
 
-    def _sequential(self, recall: Recall, agent_inputs: dict) -> Plan:
+    def _sequential(self, recall: Recall, agent_inputs: dict, lessons: bool = True) -> Plan:
         task, used = recall.task, recall.memories
         first = yield from rollout_plan(self.bank.agent, agent_inputs, task, 0)
         if self._all_failed([first]):
@@ -277,8 +297,12 @@ class MaTTS(dspy.Module):
         verdict = yield from learner.label_plan(trajectory)
         final = passes[-1]
         final.trajectory, final.verdict = trajectory, verdict
-        # MaTTS learns from the trajectory with its re-examination notes; vanilla TTS without them.
-        if self.contrast:
+        # MaTTS learns from the trajectory with its re-examination notes; vanilla TTS without them;
+        # an agent that reads no lessons gets the episode itself, the notes left out.
+        if not lessons:
+            added = yield from self._record_rollouts([without_refinements(trajectory)], [verdict], recall.situation)
+            learned = dspy.Prediction(memories_added=added)
+        elif self.contrast:
             learned = yield from learner.learn_plan(
                 trajectory, verdict=verdict, source="refine", situation=recall.situation
             )
@@ -296,7 +320,7 @@ class MaTTS(dspy.Module):
         recall = yield from self.bank.recall_plan(task_inputs)
         agent_inputs = self.bank.agent_inputs(task_inputs, recall.memories, recall.world)
         run_mode = self._parallel if self.mode == "parallel" else self._sequential
-        result = yield from run_mode(recall, agent_inputs)
+        result = yield from run_mode(recall, agent_inputs, self.bank.reads_lessons(task_inputs))
         if result.chosen is not None:  # the answer given decides what the served items are credited with
             yield from self.bank.learner.record_use_plan(recall.memories, result.verdict, recall.task)
         result.retrieval = recall.retrieval

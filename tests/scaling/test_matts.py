@@ -417,3 +417,36 @@ def test_public_api_runs_both_scalings_from_the_top_level_names(store):
     assert (vanilla.chosen, vanilla.answer) == (1, "right")
     assert [(i.source, i.title) for i in vanilla.memories_added] == [("success", "Own")]
     assert sorted(i.title for i in store.list()) == ["Contrast", "Own"]
+
+
+class EpisodeAgent(dspy.Module):
+    """Plays one action and reads no lessons (as EnvAgent in a world that persists): its episode,
+    not a lesson, is what memory keeps."""
+
+    def __init__(self):
+        super().__init__()
+        self.predict = dspy.Predict("task, memory -> answer")
+
+    def reads_lessons(self, **_):
+        return False
+
+    def forward(self, task, memory):
+        answer = self.predict(task=task, memory=memory).answer
+        steps = [{"role": "env", "content": "A room."}, {"role": "agent", "content": answer}]
+        steps.append({"role": "env", "content": "You won." if answer == "right" else "Nothing happens."})
+        trajectory = Trajectory(task=task, steps=steps, outcome=answer == "right", metadata={"world": "rooms/1"})
+        return dspy.Prediction(answer=answer, trajectory=trajectory)
+
+
+@pytest.mark.parametrize("mode, episodes", [("parallel", 3), ("sequential", 1)])
+def test_an_agent_that_reads_no_lessons_has_every_rollouts_episode_kept_and_no_lesson_written(store, mode, episodes):
+    from rbdspy.lessons.extractor import Extractor
+
+    answers = script(select={"rationale": "r", "best_index": 0}, refine={"notes": "n"})
+    configure({**answers, "## answer ##": {"answer": "right"}}, {0: "right", 1: "wrong"})
+    bank = ReasoningBank(EpisodeAgent(), store, extractor=Extractor(action_record="every"), trust_outcome=True)
+    result = MaTTS(bank, k=3, mode=mode)(task=TASK)
+    assert len(result.memories_added) == episodes == len(store.list())
+    assert all(item.source == "record" and item.experience is not None for item in result.memories_added)
+    if mode == "parallel":
+        assert sorted(item.experience.won for item in result.memories_added) == [False, True, True]
