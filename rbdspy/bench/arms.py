@@ -24,6 +24,7 @@ from rbdspy.bench.baselines import (
     TrajectoryMemory,
     WorkflowMemory,
 )
+from rbdspy.bench.build_scaling import BuildTimeScaling
 from rbdspy.bench.controls import FixedMemory, gold_exemplar, oracle_facts, own_walkthrough, placebo
 from rbdspy.loop.demo_memory import DemoMemory
 from rbdspy.loop.presets import ACTIONS, DEFAULTS, PAPER, WORLD, Preset
@@ -120,6 +121,11 @@ def _control(name: str) -> Callable[[BuildContext], dspy.Module]:
 
 def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
     return lambda ctx: MaTTS(_preset(PAPER)(ctx), k=k, mode=mode)
+
+
+def _build_scaling(k: int, preset: Preset = DEFAULTS, **options: Any) -> Callable[[BuildContext], dspy.Module]:
+    """`preset`'s bank, with MaTTS (k parallel rollouts) on the stream's build tasks only."""
+    return lambda ctx: BuildTimeScaling(_preset(preset, **options)(ctx), _build_ids(ctx), k=k)
 
 
 ARMS: dict[str, Arm] = {
@@ -232,6 +238,20 @@ ARMS: dict[str, Arm] = {
         ),
         Arm("matts-sequential-k1", "MaTTS sequential, k=1: one rollout, no refinement pass", _matts("sequential", 1)),
         Arm("matts-sequential-k2", "MaTTS sequential, k=2: 1 rollout + 1 refinement pass", _matts("sequential", 2)),
+        # Memory bought with compute: k rollouts of every build task written to rbdspy's default bank,
+        # the measured tasks played once (k=1 is reasoningbank-improved).
+        Arm(
+            "improved-build-k3",
+            "rbdspy's defaults, each build task played by 3 parallel rollouts (MaTTS), every rollout's "
+            "episode kept; measured tasks once",
+            _build_scaling(3),
+        ),
+        Arm(
+            "improved-build-k5",
+            "rbdspy's defaults, each build task played by 5 parallel rollouts (MaTTS), every rollout's "
+            "episode kept; measured tasks once",
+            _build_scaling(5),
+        ),
         Arm(
             "reasoningbank-k1",
             "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)",
@@ -299,6 +319,8 @@ ARM_SETS: dict[str, list[str]] = {
     # A user's own agent (--agent react) on the web: each form of memory it could be served, the
     # judge's labels and the page's reward beside each other for the demonstrations.
     "web": [BASELINE, "reasoningbank", "trajectory-memory", "workflow-memory", "demo-memory", "demo-memory-oracle"],
+    # Memory bought with compute on the build tasks (issue 67's scaling over k = 1, 3, 5).
+    "build-scaling": [BASELINE, "reasoningbank-improved", "improved-build-k3", "improved-build-k5"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
     # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
     "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],
@@ -322,6 +344,8 @@ ARM_SETS: dict[str, list[str]] = {
         "workflow-memory",
         "demo-memory",
         "demo-memory-oracle",
+        "improved-build-k3",
+        "improved-build-k5",
         "matts-parallel-k3",
         "matts-sequential-k3",
         "reasoningbank-k2",
