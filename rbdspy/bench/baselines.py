@@ -24,16 +24,15 @@ import dspy
 
 from rbdspy.core.lm_errors import attempt, call_agent
 from rbdspy.core.plan import Plan, arun, run
-from rbdspy.core.text import clip
 from rbdspy.judge.trajectory_text import render_trajectory
-from rbdspy.lessons.exemplar import render_exemplar
+from rbdspy.lessons.exemplar import ExemplarWriter
 from rbdspy.lessons.extractor import Extractor
 from rbdspy.lessons.success_writer import SuccessItemWriter
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank
 from rbdspy.memory import MemoryStore
 from rbdspy.signatures.workflow import InduceWorkflow
-from rbdspy.types import DESCRIPTION_MAX, Trajectory, Verdict
+from rbdspy.types import Trajectory, Verdict
 
 
 class NoMemory(dspy.Module):
@@ -92,20 +91,6 @@ class SuccessOnlyBank(ReasoningBank):
     ):
         extractor = _own_extractor(type(self).__name__, extractor, SuccessOnlyExtractor)
         super().__init__(agent, store, extractor=extractor, **parts_and_options)
-
-
-class ExemplarWriter(SuccessItemWriter):
-    """Synapse-style: the raw successful trajectory, capped, is the item."""
-
-    def _drafts(self, trajectory: Trajectory) -> Plan:
-        yield from ()
-        return [
-            {
-                "title": clip(f"Solved example: {trajectory.task}", 100),
-                "description": clip(f"A past task solved this way: {trajectory.task}", DESCRIPTION_MAX),
-                "content": render_exemplar(trajectory),
-            }
-        ]
 
 
 class WorkflowInducer(SuccessItemWriter):

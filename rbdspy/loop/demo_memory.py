@@ -27,14 +27,11 @@ from typing import Any
 import dspy
 from pydantic_core import to_jsonable_python
 
-from rbdspy.core.plan import Plan
-from rbdspy.core.text import clip
-from rbdspy.lessons.exemplar import render_exemplar
-from rbdspy.lessons.success_writer import SuccessItemWriter
+from rbdspy.lessons.exemplar import ExemplarWriter
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import ReasoningBank, Recall
 from rbdspy.memory import MemoryStore
-from rbdspy.types import DESCRIPTION_MAX, Demo, Lesson, MemoryItem, Trajectory
+from rbdspy.types import Demo, Lesson, MemoryItem, Trajectory
 
 DEMOS_KEY = "demos"  # where a trajectory carries its recorded predictor calls (Trajectory.metadata)
 DEFAULT_MAX_DEMOS = 8  # per predictor and task: a won web episode is 2-6 ReAct steps
@@ -131,20 +128,10 @@ class ServedDemos(dspy.Module):
         return self._finish(prediction, trace, inputs)
 
 
-class DemoWriter(SuccessItemWriter):
+class DemoWriter(ExemplarWriter):
     """A won episode is one item: its actions as a compact exemplar (what retrieval embeds and a
     reader sees) and its recorded predictor calls as `demos`. An episode that recorded none (an
     agent with no predictors) writes nothing: there is nothing to serve."""
-
-    def _drafts(self, trajectory: Trajectory) -> Plan:
-        yield from ()
-        return [
-            {
-                "title": clip(f"Won: {trajectory.task}", 100),
-                "description": clip(f"The calls that won this task before: {trajectory.task}", DESCRIPTION_MAX),
-                "content": render_exemplar(trajectory),
-            }
-        ]
 
     def _finish(self, lesson: Lesson, trajectory: Trajectory) -> Lesson | None:
         calls = trajectory.metadata.get(DEMOS_KEY) or []
