@@ -29,6 +29,7 @@ from rbdspy.envs.base import (
     Environment,
     StepResult,
     TaskRef,
+    Whereabouts,
     kind_of,
     observation_note,
     trajectory_metadata,
@@ -87,28 +88,28 @@ def clean_action(raw: Any, admissible: list[str]) -> str:
     return choose_admissible(line, admissible)
 
 
-def state_key(status: dict[str, str] | None, observation: str) -> tuple[str, ...]:
+def state_key(status: Whereabouts | None, observation: str) -> tuple[str, ...]:
     """What "the same state" means for the repeat guard: the place and what is carried where the
     environment says them, else the observation."""
-    if status and status.get("location"):
-        return ("status", status["location"], status.get("inventory", ""))
+    if status and status.place:
+        return ("status", status.place, *status.carrying)
     return ("observation", observation.strip())
 
 
-def status_of(env: Any, whereabouts: Any = None) -> dict[str, str] | None:
-    """The environment's `status()` (location, inventory); where it has none, the same read from
-    the `whereabouts` it gave with its last observation; None where neither says."""
+def status_of(env: Any, whereabouts: Whereabouts | None = None) -> Whereabouts | None:
+    """The environment's `status()` (the place, what is carried); where it has none, the
+    `whereabouts` it gave with its last observation; None where neither says."""
     value = None
     if isinstance(env, StatusLine):
         try:
             value = env.status()
         except Exception:  # a status is an aid: an environment that cannot say gives no line
             value = None
-    if isinstance(value, dict):
+    if isinstance(value, Whereabouts):
         return value
     if whereabouts is None or not whereabouts.place:
         return None
-    return {"location": whereabouts.place, "inventory": ", ".join(whereabouts.carrying) or "nothing"}
+    return whereabouts
 
 
 class Episode:
@@ -133,7 +134,7 @@ class Episode:
         self.done = False
         self.place: str | None = None
         self.whereabouts = None
-        self.status: dict[str, str] | None = None
+        self.status: Whereabouts | None = None
         self.visited: list[str] = []  # places in the order first come to (the status line's)
         self.last_left: list[str] = []  # the same places, the one the agent was in longest ago first
         self.passed = 0  # visited places the way out has led through since the LM last acted
@@ -181,7 +182,7 @@ class Episode:
 
     def _note_status(self) -> None:
         self.status = status_of(self.env, self.whereabouts)
-        room = (self.status or {}).get("location")
+        room = self.status.place if self.status else None
         if room and room not in self.visited:
             self.visited.append(room)
         if room:

@@ -21,22 +21,22 @@ from dataclasses import dataclass
 
 from rbdspy.agent.focus import focus_order, task_action
 from rbdspy.core.text import clip
+from rbdspy.envs.whereabouts import Whereabouts
 
 OBSERVATION_CHARS = 1500  # the current observation (a ScienceWorld room is ~800 characters)
 HISTORY_OBSERVATION_CHARS = 300  # each observation inside the history window
 
 
-def status_line(status: dict[str, str] | None, visited: list[str]) -> str:
+def status_line(status: Whereabouts | None, visited: list[str]) -> str:
     if not status:
         return ""
     parts = []
-    if status.get("location"):
-        parts.append(f"You are in the {status['location']}")
-    if status.get("inventory"):
-        parts.append(f"you carry: {status['inventory']}")
+    if status.place:
+        parts.append(f"You are in the {status.place}")
+    parts.append(f"you carry: {', '.join(status.carrying) or 'nothing'}")
     if visited:
         parts.append(f"rooms visited: {', '.join(visited)}")
-    return f"[{'; '.join(parts)}]" if parts else ""
+    return f"[{'; '.join(parts)}]"
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,8 @@ class StatusLine(Protocol):
     """The environment states where the player is and what it carries in words of its own (the
     agent's status line and repeat guard); elsewhere those are read from `whereabouts`."""
 
-    def status(self) -> dict[str, str] | None:
-        """`{"location": ..., "inventory": ...}`, or None outside an episode."""
+    def status(self) -> Whereabouts | None:
+        """The place and what is carried (`in_view` may stay empty), or None outside an episode."""
         ...
 
 

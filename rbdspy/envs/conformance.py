@@ -365,8 +365,8 @@ def _ways_back(env: Any, ref: TaskRef, obs: Observation) -> None:
 def _status(env: Any, ref: TaskRef, obs: Observation) -> None:
     status = env.status()
     _expect(
-        status is None or (isinstance(status, dict) and all(isinstance(v, str) for v in status.values())),
-        "status() must be a dict of strings or None",
+        status is None or isinstance(status, Whereabouts),
+        "status() must be a Whereabouts or None",
     )
 
 

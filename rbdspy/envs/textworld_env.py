@@ -389,15 +389,16 @@ class TextWorldHouses(EnvironmentBase):
     def admissible_actions(self) -> list[str]:
         return self._admissible_all[: self.max_admissible] if self._current is not None else []
 
-    def status(self) -> dict[str, str] | None:
+    def status(self) -> Whereabouts | None:
         """Where the player is and what it carries (for the agent's status line and its repeat
-        guard); None outside an episode."""
+        guard); None outside an episode. What is carried is the game's own inventory text, one
+        entry, so the status line quotes it as the game writes it."""
         if self._current is None or self._state is None:
             return None
         room = _ROOM.search(str(self._state.description or ""))
         carrying = str(self._state.inventory or "").strip()
-        carrying = carrying.split(":", 1)[1].strip().rstrip(".") if ":" in carrying else "nothing"
-        return {"location": room.group(1).lower() if room else "", "inventory": carrying}
+        carrying = carrying.split(":", 1)[1].strip().rstrip(".") if ":" in carrying else ""
+        return Whereabouts(place=room.group(1).lower() if room else "", carrying=[carrying] if carrying else [])
 
     def way_back(self, action: str, came_from: str) -> str | None:
         """A compass move undone by the opposite one ("go north" -> "go south")."""
@@ -416,11 +417,11 @@ class TextWorldHouses(EnvironmentBase):
         """The room the game's description names, the things the player may examine there that
         it does not carry, and what it carries."""
         status = self.status()
-        if not status or not status["location"]:
+        if not status or not status.place:
             return None
         carrying = carried_things(str(self._state.inventory or ""))
         in_view = [t for t in things_examinable(self._admissible_all) if t not in carrying]
-        return Whereabouts(place=status["location"], in_view=in_view, carrying=carrying)
+        return Whereabouts(place=status.place, in_view=in_view, carrying=carrying)
 
     @property
     def success(self) -> bool:

@@ -28,7 +28,7 @@ from rbdspy.agent.episode import state_key
 from rbdspy.agent.focus import focus_order, task_action
 from rbdspy.agent.policies.presets import WORLD_PROMPT, lessons_in_prompt
 from rbdspy.agent.prompt import status_line
-from rbdspy.envs.base import ActionLanguage
+from rbdspy.envs.base import ActionLanguage, Whereabouts
 from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE
 
 TASK = "textworld/3/dev/0"
@@ -192,19 +192,24 @@ def test_the_status_comes_from_the_whereabouts_where_the_environment_has_no_stat
     from types import SimpleNamespace
 
     from rbdspy.agent.episode import status_of
-    from rbdspy.envs.base import Whereabouts
 
     here = Whereabouts(place="kitchen", in_view=["stove"], carrying=["orange", "axe"])
-    assert status_of(object(), here) == {"location": "kitchen", "inventory": "orange, axe"}
-    assert status_of(object(), Whereabouts(place="hall")) == {"location": "hall", "inventory": "nothing"}
+    assert status_of(object(), here) == here
+    assert status_of(object(), Whereabouts(place="")) is None
     assert status_of(object(), None) is None
-    own = SimpleNamespace(status=lambda: {"location": "attic", "inventory": "a key"})
-    assert status_of(own, here) == {"location": "attic", "inventory": "a key"}
+    attic = Whereabouts(place="attic", carrying=["a key"])
+    assert status_of(SimpleNamespace(status=lambda: attic), here) == attic
+    assert (
+        status_line(here, ["hall", "kitchen"])
+        == "[You are in the kitchen; you carry: orange, axe; rooms visited: hall, kitchen]"
+    )
+    assert status_line(Whereabouts(place="hall"), []) == "[You are in the hall; you carry: nothing]"
 
 
 def test_helpers():
     assert status_line(None, []) == ""
-    assert state_key({"location": "kitchen", "inventory": "a key"}, "obs") == ("status", "kitchen", "a key")
+    assert state_key(Whereabouts(place="kitchen", carrying=["a key"]), "obs") == ("status", "kitchen", "a key")
+    assert state_key(Whereabouts(place=""), " obs ") == ("observation", "obs")
     assert state_key(None, " You see a lamp. ") == ("observation", "You see a lamp.")
     actions = ["go north", "take book", "take grape", "eat grape", "look"]
     verbs = TEXTWORLD_LANGUAGE.plain_verbs

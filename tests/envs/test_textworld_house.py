@@ -239,7 +239,7 @@ def test_house_starts_quests_start_in_rooms_of_their_own_in_one_world(house, cac
         rooms = {}
         for ref in refs:
             starts.reset(ref)
-            rooms[ref.id] = starts.status()["location"]
+            rooms[ref.id] = starts.status().place
             assert play(starts, ref, starts.gold_path(ref)).outcome is True, (ref.id, starts.gold_path(ref))
             # the same quest as the house stream's, and the same world for memory
             plain = ref.id.split("?")[0]
