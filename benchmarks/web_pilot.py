@@ -3,7 +3,8 @@ wins candidate MiniWoB++ types on their *train* seeds, so that the measured stre
 where memory has room to help (the bare agent wins roughly 10-70%). Dev and test seeds are never
 played here, nor a held-out type (the adapter refuses them).
 
-    python -m benchmarks.web_pilot [--lm local] [--agent react-starter] [--per-type 5] [--max-iters 8] [--out FILE]
+    python -m benchmarks.web_pilot [--lm local] [--agent react-starter] [--per-type 5] [--max-iters 8]
+        [--types A,B] [--out FILE]
 
 `--agent` is a user agent of `rbdspy bench --agent` (`react`, `react-starter`, `react-v2`): the
 plain ReAct, or the same shown one made-up form first (the web adapter's `action_example`).
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     types = [t for t in args.types.split(",") if t]
     done = _done(args.out)
     parts = [f"--lm {args.lm}", f"--agent {args.agent}", f"--per-type {args.per_type}", f"--max-iters {args.max_iters}"]
+    if types != list(CANDIDATES):
+        parts.append(f"--types {','.join(types)}")
     print(f"# Web pilot: a bare dspy.ReAct on MiniWoB++ train seeds\n    {benchmark_command('web_pilot', *parts)}\n")
     print(table(["type", "wins", "actions", "s/episode"], align="lrrr"), flush=True)
     env = make_env("web", task_types=types)

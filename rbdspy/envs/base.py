@@ -260,8 +260,9 @@ def observation_note(env: Environment, action: str, result: StepResult, came_fro
     it, where the agent is, the action typed (where the environment types its actions), after a
     move the way back, and after an answer the thing it answered with, as the environment says them."""
     note = {"score": result.score, "valid": result.valid, **whereabouts_note(result.whereabouts)}
-    if isinstance(env, TypedActions):
-        note[ACT] = env.parse_action(action).model_dump()
+    typed = env.parse_action(action) if isinstance(env, TypedActions) else None
+    if typed is not None:  # an action the environment cannot read is noted untyped (it was rejected)
+        note[ACT] = typed.model_dump()
     where = result.whereabouts
     answered = answer_in(env, action) if where is not None and result.valid else None
     if answered:
@@ -270,8 +271,9 @@ def observation_note(env: Environment, action: str, result: StepResult, came_fro
         back = way_back(env, action, came_from)
         if back:
             note[WAY_BACK] = back
-            if isinstance(env, TypedActions):
-                note[WAY_BACK_ACT] = env.parse_action(back).model_dump()
+            typed_back = env.parse_action(back) if isinstance(env, TypedActions) else None
+            if typed_back is not None:
+                note[WAY_BACK_ACT] = typed_back.model_dump()
     return note
 
 

@@ -91,6 +91,16 @@ def test_a_wrong_action_is_rejected_with_why_and_the_episode_goes_on(web):
     assert web.step("click(6)").valid is False and web.admissible_actions() == []
 
 
+def test_an_action_the_page_cannot_read_reaches_a_users_agent_as_the_pages_rejection(web):
+    from rbdspy.maps.tools import EnvironmentTools
+
+    tools = EnvironmentTools(web, "miniwob/click-button/train/1")
+    answer = tools.act("close(1)")  # no action of the page's: the agent is told why, not an error
+    assert answer.startswith("Not an action of this page") and "click(6)" in answer
+    rejected = tools.trajectory().steps[-1]
+    assert rejected.metadata["valid"] is False and "act" not in rejected.metadata
+
+
 def test_fill_types_the_text_replacing_what_was_there(web):
     obs = web.reset("miniwob/enter-text/train/0")
     field = next(line for line in obs.text.splitlines() if "textbox" in line).split("]")[0].strip("[")
