@@ -3,6 +3,7 @@
     agent = UserReAct(env, max_iters=15)                  # dspy.ReAct, look and act tools
     agent = UserReAct(env, react=dspy.ReActV2)            # the same with DSPy's next ReAct
     agent = UserReAct(env, starter=True)                  # shown one made-up episode first
+    agent = UserReAct(env, compiled="web-react")          # with the demos a compile chose
     bank = rbdspy.ReasoningBank(agent=agent, store=store)
     bank(task=env.describe(tid), task_id=tid)
 
@@ -19,6 +20,10 @@ environment's words (`ShowsActions.action_example`): a `look`, each action throu
 argument schema instead of an action until it has seen one call written out. It is the same
 on every task and no memory: a bank's demos (`DemoMemory`) are served ahead of it.
 
+With `compiled`, the agent's predictors take a compiled program's demos and instructions (a
+shipped one by name, or what `rbdspy compile-agent` wrote: `rbdspy.agent.compiled_agent`), in place
+of the starter's: a program compiled from a starter agent keeps the starter after its own demos.
+
 Only DSPy's public API is used (`react(signature, tools=..., max_iters=...)`, the prediction's
 output fields), so the same agent runs on `dspy.ReAct` and `dspy.ReActV2`.
 """
@@ -26,10 +31,12 @@ output fields), so the same agent runs on `dspy.ReAct` and `dspy.ReActV2`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dspy
 
+from rbdspy.agent.compiled_agent import load_compiled
 from rbdspy.core.lm_errors import raise_if_setup_error
 from rbdspy.envs.base import Environment, TaskRef, world_of
 from rbdspy.envs.capabilities import ActionExample, ShowsActions
@@ -68,7 +75,8 @@ def starter_demos(example: ActionExample) -> list[dspy.Example]:
 class UserReAct(dspy.Module):
     """`react` (a ReAct class: `dspy.ReAct`, `dspy.ReActV2`) over `env`'s tools, one episode per
     call; `show_map`: the tools name the map's step where a bank hands one; `starter`: the step
-    predictor is shown a made-up episode first (dspy.ReAct only)."""
+    predictor is shown a made-up episode first (dspy.ReAct only); `compiled`: a compiled
+    program's state (a shipped name, a directory or a .json) replaces the predictors' own."""
 
     def __init__(
         self,
@@ -77,16 +85,31 @@ class UserReAct(dspy.Module):
         react: Callable[..., dspy.Module] = dspy.ReAct,
         show_map: bool = False,
         starter: bool = False,
+        compiled: str | Path | None = None,
     ):
         super().__init__()
         if max_iters < 1:
             raise ValueError(f"max_iters must be at least 1; got {max_iters}")
         self.env, self.max_iters, self.show_map = env, max_iters, show_map
         self._episode: EnvironmentTools | None = None
+        self._react_class = react
         self.react = react(SIGNATURE, tools=[self.look, self.act], max_iters=max_iters)
-        self.starter = starter
+        self.starter, self.compiled = starter, compiled
         if starter:
             self._show_example()
+        if compiled is not None:
+            load_compiled(self, compiled)
+
+    def with_compiled(self, compiled: str | Path) -> UserReAct:
+        """The same agent (environment, ReAct, steps, map) with a compiled program's state."""
+        return UserReAct(
+            self.env,
+            max_iters=self.max_iters,
+            react=self._react_class,
+            show_map=self.show_map,
+            starter=self.starter,
+            compiled=compiled,
+        )
 
     def _show_example(self) -> None:
         if not isinstance(self.env, ShowsActions):

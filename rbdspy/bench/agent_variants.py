@@ -11,16 +11,22 @@ from typing import Any
 import dspy
 
 from rbdspy.agent import EnvAgent
+from rbdspy.agent.compiled_agent import shipped_for
 from rbdspy.agent.policies.presets import VARIANTS, variant
 from rbdspy.agent.user_react import UserReAct
+
+SHIPPED = "shipped"  # a user agent's `compiled`: the program rbdspy ships for the environment
 
 AGENT_VARIANTS = VARIANTS
 # A user's own ReAct: its tools alone ("react"), or naming the step the map of the task's world
 # offers, where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
-# "react-starter" is "react" shown one made-up episode in the environment's words first.
+# "react-starter" is "react" shown one made-up episode in the environment's words first;
+# "react-compiled" is "react" with the compiled program rbdspy ships for the environment
+# (`rbdspy.agent.compiled_agent`: demos BootstrapFewShot chose on train tasks, the starter after them).
 USER_AGENTS: dict[str, dict[str, Any]] = {
     "react": {"show_map": False},
     "react-starter": {"show_map": False, "starter": True},
+    "react-compiled": {"show_map": False, "compiled": SHIPPED},
     "react-map": {"show_map": True},
     "react-v2": {"show_map": False, "react": dspy.ReActV2},
 }
@@ -41,5 +47,7 @@ def make_agent(name: str, env: Any, max_steps: int) -> dspy.Module:
     """The agent `name` names, on `env`, with `max_steps` steps (a ReAct's iterations)."""
     options = agent_options(name)
     if name in USER_AGENTS:
+        if options.get("compiled") == SHIPPED:
+            options["compiled"] = shipped_for(env.name)
         return UserReAct(env, max_iters=max_steps, **options)
     return EnvAgent(env, max_steps=max_steps, **options)

@@ -16,7 +16,9 @@ from typing import Any
 import dspy
 
 from rbdspy.agent import EnvAgent
+from rbdspy.agent.compiled_agent import shipped_for
 from rbdspy.agent.policies import lessons_in_prompt
+from rbdspy.agent.user_react import UserReAct
 from rbdspy.bench.baselines import (
     NoMemory,
     SuccessOnlyBank,
@@ -101,6 +103,13 @@ def _read_by_agent(build: Callable[[BuildContext], dspy.Module]) -> Callable[[Bu
         return build(BuildContext(agent=agent, store=ctx.store, compiled=ctx.compiled, stream=ctx.stream))
 
     return make
+
+
+def _compiled_agent(agent: dspy.Module) -> dspy.Module:
+    """The stream's user agent with the compiled program rbdspy ships for its environment."""
+    if not isinstance(agent, UserReAct):
+        raise ValueError("the compiled-agent arm plays a user agent: run the bench with --agent react (or a variant)")
+    return agent.with_compiled(shipped_for(agent.env.name))
 
 
 def _build_ids(ctx: BuildContext) -> list[str]:
@@ -215,6 +224,13 @@ ARMS: dict[str, Arm] = {
             _baseline(DemoMemory, trust_outcome=True),
         ),
         Arm(
+            "compiled-agent",
+            "no memory; the stream's user agent (--agent react...) with the compiled program rbdspy ships for "
+            "the environment",
+            lambda ctx: NoMemory(_compiled_agent(ctx.agent)),
+            uses_memory=False,
+        ),
+        Arm(
             "matts-parallel-k3",
             "MaTTS parallel: 3 rollouts per task, best-of-3 by the selector, contrastive lessons",
             _matts("parallel"),
@@ -319,6 +335,8 @@ ARM_SETS: dict[str, list[str]] = {
     # A user's own agent (--agent react) on the web: each form of memory it could be served, the
     # judge's labels and the page's reward beside each other for the demonstrations.
     "web": [BASELINE, "reasoningbank", "trajectory-memory", "workflow-memory", "demo-memory", "demo-memory-oracle"],
+    # A user's agent compiled on other task types' train tasks (rbdspy compile-agent) against itself.
+    "compiled-agent": [BASELINE, "compiled-agent"],
     # Memory bought with compute on the build tasks (issue 67's scaling over k = 1, 3, 5).
     "build-scaling": [BASELINE, "reasoningbank-improved", "improved-build-k3", "improved-build-k5"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],

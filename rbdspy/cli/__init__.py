@@ -2,7 +2,8 @@
 which default to $RBDSPY_LM / $RBDSPY_EMBEDDER and then to the embedded local models.
 
 This module assembles the typer `app` from one module per command group: demo.py, bench.py,
-compile.py (compile, eval), calibrate.py, ui.py, memory.py (`rbdspy memory ...`) and data.py (`rbdspy data ...`);
+compile.py (compile, eval), compile_agent.py (compile-agent), calibrate.py, ui.py, memory.py
+(`rbdspy memory ...`) and data.py (`rbdspy data ...`);
 common.py holds the options and checks they share; demo_run.py is what `rbdspy demo` plays and
 prints. Commands print to `seams.console` and get their models from `seams._models`, both looked
 up at each call so that a test can swap them (see seams.py); `main()` is the console script.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import typer
 
-from rbdspy.cli import bench, calibrate, compile, data, demo, memory, preflight, ui
+from rbdspy.cli import bench, calibrate, compile, compile_agent, data, demo, memory, preflight, ui
 from rbdspy.core.lm_errors import LMSetupError
 
 app = typer.Typer(help="rbdspy: ReasoningBank agent memory as a DSPy program.", no_args_is_help=True)
@@ -23,6 +24,9 @@ app = typer.Typer(help="rbdspy: ReasoningBank agent memory as a DSPy program.", 
 app.command("demo", short_help="Play a short task stream with an agent that learns from memory.")(demo.demo)
 app.command("bench", short_help="Measure whether memory makes the agent better, and at what cost.")(bench.bench)
 app.command("compile", short_help="Compile the judge and/or extractors on labelled trajectories.")(compile.compile_cmd)
+app.command("compile-agent", short_help="Compile your own agent on train tasks, the reward its metric.")(
+    compile_agent.compile_agent_cmd
+)
 app.command("eval", short_help="Score a judge or the extractors on labelled data.")(compile.eval_cmd)
 app.command("calibrate", short_help="Choose and save the judge's band on labelled trajectories.")(
     calibrate.calibrate_cmd

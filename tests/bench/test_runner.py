@@ -131,9 +131,10 @@ def test_unknown_arms_are_refused():
     scaling = parse_arms("matts-scaling")
     assert scaling == [f"matts-{mode}-k{k}" for mode in ("parallel", "sequential") for k in (1, 2, 3)]
     # "all" is every arm a TextWorld-Express or ScienceWorld stream can play; the controls need a
-    # persistent world (--env textworld) and have their own set.
+    # persistent world (--env textworld) and have their own set, the compiled agent a user agent.
     controls = set(parse_arms("controls"))
-    assert set(parse_arms("all")) | {"reasoningbank-k1", "no-memory-replay"} | set(scaling) | controls == set(ARMS)
+    others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent"}
+    assert set(parse_arms("all")) | others | set(scaling) | controls == set(ARMS)
 
 
 @pytest.mark.parametrize("mode", ["parallel", "sequential"])

@@ -288,3 +288,39 @@ def test_one_web_episode_in_a_bank_is_one_mlflow_trace_with_every_stage(web, tmp
     names = {span.name for span in trace.data.spans}
     stages = {"ReasoningBank.forward", "MemoryRetriever.forward", "ReAct.forward", "Tool.act", "Extractor.forward"}
     assert stages <= names and any(name.endswith("Judge.forward") for name in names)
+
+
+def test_compile_agent_compiles_a_users_react_on_train_pages_with_the_reward_as_metric(tmp_path, monkeypatch):
+    import dspy
+    from dspy.utils import DummyLM
+    from typer.testing import CliRunner
+
+    from rbdspy.agent.compiled_agent import card
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.cli import app
+    from rbdspy.cli import compile_agent as command
+
+    if not _browser_installed():
+        pytest.skip("Chromium is not installed (apt-get install chromium chromium-driver)")
+    click = {"next_thought": "t", "next_tool_name": "act", "next_tool_args": {"action": "click(6)"}}
+    answers = {
+        "fields: `next_thought`": click,  # click-button train/0's button is [6]; every call the same
+        "fields: `reasoning`, then `answer`": {"reasoning": "", "answer": "done"},
+    }
+    monkeypatch.setattr(command, "lm_for", lambda spec: DummyLM(answers, adapter=dspy.JSONAdapter()))
+    out = tmp_path / "compiled"
+    args = ["compile-agent", "--env", "web", "--types", "click-button", "--per-type", "2", "--max-demos", "1"]
+    result = CliRunner().invoke(app, [*args, "--max-iters", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = card(out)
+    assert saved["train_tasks"] == ["miniwob/click-button/train/0", "miniwob/click-button/train/1"]
+    # One won episode is the one demo asked for: the compile stops there.
+    assert saved["played"] == [{"task_id": "miniwob/click-button/train/0", "won": True}] and saved["won"] == 1
+    assert saved["bootstrapped_demos"]["react.react"] == 1 and "BootstrapFewShot" in saved["optimizer"]
+    env = MiniWoB(["click-button"])
+    try:
+        demos = UserReAct(env, compiled=out).react.react.demos
+        first = env.describe("miniwob/click-button/train/0")
+    finally:
+        env.close()
+    assert demos[0]["task"] == first and len(demos) > 1  # the won page's call, the starter after it

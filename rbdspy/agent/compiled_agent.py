@@ -1,0 +1,92 @@
+"""Compiled agents: the ones rbdspy ships, and how a user's agent loads one.
+
+A compiled agent is a DSPy program's state as JSON (`program.json`: each predictor's demos and
+instructions, never pickle) with a card beside it (`card.json`: what it was compiled on, with which
+metric, optimizer and budget). rbdspy ships those under `rbdspy/agent/compiled/<name>/`; `rbdspy
+compile-agent` writes one anywhere.
+
+    UserReAct(env, compiled="web-react")          # a shipped program, by name
+    UserReAct(env, compiled="out/")               # what `rbdspy compile-agent --out out/` wrote
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+log = logging.getLogger(__name__)
+
+SHIPPED_DIR = Path(__file__).resolve().parent / "compiled"
+PROGRAM_FILE = "program.json"
+CARD_FILE = "card.json"
+# A compiled program is a few demos; these bound what loading a hostile or corrupted file may cost.
+MAX_FILE_BYTES = 5_000_000
+MAX_DEMOS = 64
+
+
+def shipped() -> list[str]:
+    """The names of the compiled agents rbdspy ships."""
+    if not SHIPPED_DIR.is_dir():
+        return []
+    return sorted(p.name for p in SHIPPED_DIR.iterdir() if (p / PROGRAM_FILE).is_file())
+
+
+def shipped_for(env: str) -> str:
+    """The shipped compiled agent for environment `env` (its card's "env"); a ValueError naming
+    what is shipped where none is."""
+    names = [name for name in shipped() if card(name).get("env") == env]
+    if not names:
+        where = ", ".join(f"{name} ({card(name).get('env', '?')})" for name in shipped()) or "none"
+        raise ValueError(f"rbdspy ships no compiled agent for {env}; shipped: {where}")
+    return names[0]
+
+
+def program_path(compiled: str | Path) -> Path:
+    """The program file `compiled` names: a shipped agent's name, a directory holding
+    program.json, or a .json file. A FileNotFoundError names the shipped ones otherwise."""
+    if isinstance(compiled, str) and compiled in shipped():
+        return SHIPPED_DIR / compiled / PROGRAM_FILE
+    path = Path(compiled)
+    if path.is_dir():
+        path = path / PROGRAM_FILE
+    if not path.is_file():
+        names = ", ".join(shipped()) or "none"
+        raise FileNotFoundError(f"no compiled agent at {compiled} (shipped: {names}; or a compile-agent --out)")
+    if path.suffix != ".json":
+        raise ValueError(f"compiled agents are loaded from JSON only, never pickle: {path}")
+    return path
+
+
+def card(compiled: str | Path) -> dict[str, Any]:
+    """The card beside a compiled agent's program ({} where it has none)."""
+    path = program_path(compiled).with_name(CARD_FILE)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def load_compiled(module: dspy.Module, compiled: str | Path) -> Path:
+    """Loads a compiled agent's state into `module` (an agent of the same structure): its demos
+    and instructions replace the module's own. The file's LM settings are dropped (a prompt never
+    chooses the model, key or endpoint); a file for another program is a ValueError naming it."""
+    path = program_path(compiled)
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ValueError(f"{path} is {size:,} bytes; a compiled agent is at most {MAX_FILE_BYTES:,}")
+    state = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(state, dict):
+        raise ValueError(f"{path} holds a JSON {type(state).__name__}, not a saved DSPy program")
+    missing = [name for name, _ in module.named_predictors() if not isinstance(state.get(name), dict)]
+    if missing:
+        raise ValueError(f"{path} is not a compiled {type(module).__name__}: it has no state for {', '.join(missing)}")
+    for name, _ in module.named_predictors():
+        entry = state[name]
+        if len(entry.get("demos") or []) > MAX_DEMOS:
+            raise ValueError(f"{path}: {name} carries more than {MAX_DEMOS} demos")
+        if entry.get("lm"):
+            log.warning("%s: ignoring the LM settings saved for %s", path, name)
+            entry["lm"] = None
+    module.load_state(state, allow_unsafe_lm_state=False)
+    return path

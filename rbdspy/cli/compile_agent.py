@@ -1,0 +1,78 @@
+"""`rbdspy compile-agent`: a user's own agent compiled on an environment's train tasks, with the
+environment's reward as the metric (DSPy's BootstrapFewShot; `rbdspy.optimizers.agent_compile`).
+Writes the program (DSPy JSON) and its card; `UserReAct(env, compiled=OUT)` and `rbdspy bench
+--agent react --arms compiled-agent` play it."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dspy
+import typer
+
+from rbdspy.bench.agent_variants import USER_AGENTS, make_agent
+from rbdspy.bench.provenance import session_info
+from rbdspy.cli.common import ENV_HELP, LmOpt, check_env, get_console
+from rbdspy.cli.preflight import lm_for
+from rbdspy.envs import make_env
+
+
+def compile_agent_cmd(
+    env: str = typer.Option("web", "--env", help=ENV_HELP),
+    types: str = typer.Option(..., "--types", help="Comma list of task types whose train tasks it is compiled on."),
+    per_type: int = typer.Option(4, "--per-type", help="Train tasks of each type played (at most)."),
+    agent: str = typer.Option(
+        "react-starter", "--agent", help=f"The user agent compiled: {', '.join(a for a in USER_AGENTS)}."
+    ),
+    max_demos: int = typer.Option(3, "--max-demos", help="Won train episodes whose calls become demos."),
+    max_iters: int = typer.Option(8, "--max-iters", help="The agent's steps per episode."),
+    out: Path = typer.Option(..., "--out", help="Directory for program.json and card.json."),
+    lm: str | None = LmOpt,
+):
+    """Compile a user's own agent (DSPy's ReAct over an environment's tools) on train tasks, with
+    the environment's reward as the metric; save the program and a card saying what it was
+    compiled on."""
+    from rbdspy.optimizers.agent_compile import agent_trainset, compile_agent, save_compiled_agent
+
+    console = get_console()
+    name = check_env(env)
+    if agent not in USER_AGENTS:
+        raise typer.BadParameter(f"{agent!r} is not a user agent ({', '.join(USER_AGENTS)})", param_hint="--agent")
+    task_types = [t for t in types.split(",") if t]
+    task_lm = lm_for(lm)
+    dspy.configure(lm=task_lm, adapter=dspy.JSONAdapter())  # as the bench plays
+    try:
+        environment = make_env(name, task_types=task_types)
+    except (TypeError, ValueError) as error:
+        raise typer.BadParameter(str(error), param_hint="--env/--types") from error
+    started, clock = datetime.now(UTC).isoformat(), time.perf_counter()
+    try:
+        trainset = agent_trainset(environment, task_types, per_type)
+        console.print(f"compiling {agent} on {len(trainset)} train tasks of {', '.join(task_types)}")
+        program, report = compile_agent(lambda: make_agent(agent, environment, max_iters), trainset, max_demos)
+        card = {
+            "agent": agent,
+            "env": name,
+            "task_types": task_types,
+            "train_tasks": [example.task_id for example in trainset],
+            "metric": "the environment's reward: an episode it scored as won (rbdspy.optimizers.agent_compile)",
+            "optimizer": f"dspy.BootstrapFewShot(max_bootstrapped_demos={max_demos}, max_labeled_demos=0, "
+            "max_rounds=1)",
+            "max_iters": max_iters,
+            "played": report.played,
+            "won": report.won,
+            "bootstrapped_demos": report.demos,
+            "lm": lm or "local",
+            "started_at": started,
+            "wall_s": round(time.perf_counter() - clock, 1),
+            "session": session_info(),
+        }
+        directory = save_compiled_agent(program, out, card)
+    finally:
+        environment.close()
+    console.print(
+        f"{report.won} of {len(report.played)} train episodes won; demos per predictor {report.demos}; "
+        f"saved {directory}"
+    )

@@ -1,0 +1,98 @@
+"""Compiling a user's own ReAct on train tasks with the environment's reward as the metric, on a
+scripted LM in a TextWorld house: a won episode's calls become demos and a lost one's do not, the
+user's starter stays after them, the program and its card are saved as JSON and load back into
+the agent; a file that is not such a program is refused naming it; the bench's compiled-agent arm
+plays a user agent only."""
+
+from __future__ import annotations
+
+import json
+
+import dspy
+import pytest
+from dspy.utils import DummyLM
+
+from rbdspy.agent.compiled_agent import CARD_FILE, PROGRAM_FILE, load_compiled, program_path, shipped_for
+from rbdspy.agent.user_react import UserReAct, starter_demos
+from rbdspy.optimizers.agent_compile import agent_trainset, compile_agent, reward_metric, save_compiled_agent
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    pytest.importorskip("textworld")
+    from rbdspy.envs.textworld_env import TextWorldHouses
+    from rbdspy.envs.textworld_house import HouseSpec
+
+    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
+    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 3})
+    yield env
+    env.close()
+
+
+def _turns(actions):
+    turns = [{"next_thought": f"do {a}", "next_tool_name": "act", "next_tool_args": {"action": a}} for a in actions]
+    turns.append({"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}})
+    return [*turns, {"reasoning": "it is done", "answer": "done"}]
+
+
+def test_won_train_episodes_give_the_demos_the_starter_stays_and_the_program_loads_back(house, tmp_path):
+    task_type = house.task_types()[0]
+    trainset = agent_trainset(house, [task_type], per_type=2)
+    assert [ex.task_id for ex in trainset] == [t.id for t in house.tasks("train", [task_type], limit=2)]
+    first, second = (house.tasks("train", [task_type], limit=2)[i] for i in (0, 1))
+    # The first train episode plays its gold path (won), the second stops at once (lost).
+    lm = DummyLM([*_turns(house.gold_path(first)), *_turns([])])
+    with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
+        program, report = compile_agent(lambda: UserReAct(house, max_iters=6, starter=True), trainset, max_demos=2)
+    assert report.played == [{"task_id": first.id, "won": True}, {"task_id": second.id, "won": False}]
+    assert report.won == 1 and report.demos == {"react.react": 1, "react.extract.predict": 1}
+    starter = starter_demos(house.action_example())
+    demos = program.react.react.demos
+    assert len(demos) == 1 + len(starter)  # the won episode's call, then the user's starter
+    assert demos[0]["task"] == house.describe(first) and demos[0]["next_tool_name"] in ("act", "finish")
+    assert [d["next_tool_name"] for d in demos[1:]] == [d["next_tool_name"] for d in starter]
+
+    out = save_compiled_agent(program, tmp_path / "compiled", {"env": house.name, "won": report.won})
+    assert json.loads((out / CARD_FILE).read_text()) == {"env": house.name, "won": 1}
+    loaded = UserReAct(house, max_iters=6, compiled=out)
+    assert [d["next_thought"] for d in loaded.react.react.demos] == [d["next_thought"] for d in demos]
+    assert loaded.with_compiled(out / PROGRAM_FILE).react.react.demos[0]["task"] == house.describe(first)
+    assert UserReAct(house).react.react.demos == []  # no compiled program: no demos
+
+
+def test_the_metric_is_the_environments_outcome_and_the_trainset_is_train_tasks():
+    won = dspy.Prediction(trajectory=type("T", (), {"outcome": True})())
+    lost = dspy.Prediction(trajectory=type("T", (), {"outcome": None})())
+    assert reward_metric(None, won) is True and reward_metric(None, lost) is False
+    assert reward_metric(None, dspy.Prediction(answer="x")) is False  # no episode: not won
+
+
+def test_a_file_that_is_not_a_compiled_agent_is_refused_naming_it(house, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no compiled agent at .*shipped:"):
+        program_path(tmp_path / "nowhere")
+    (tmp_path / "agent.pkl").write_bytes(b"x")
+    with pytest.raises(ValueError, match="JSON only"):
+        program_path(tmp_path / "agent.pkl")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"judge.predict": {"demos": [], "signature": {}}}))
+    with pytest.raises(ValueError, match="no state for react.react"):
+        load_compiled(UserReAct(house), other)
+    with pytest.raises(ValueError, match="ships no compiled agent for nowhere"):
+        shipped_for("nowhere")
+    with pytest.raises(ValueError, match="per_type must be at least 1"):
+        agent_trainset(house, house.task_types(), per_type=0)
+
+
+def test_the_compiled_agent_arm_plays_a_user_agent_only(house, tmp_path):
+    from rbdspy.agent import EnvAgent
+    from rbdspy.bench.arms import ARMS, BuildContext
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        ctx = BuildContext(agent=EnvAgent(house, max_steps=3), store=store)
+        with pytest.raises(ValueError, match="plays a user agent"):
+            ARMS["compiled-agent"].build(ctx)
+        ctx = BuildContext(agent=UserReAct(house), store=store)
+        with pytest.raises(ValueError, match="ships no compiled agent for textworld"):
+            ARMS["compiled-agent"].build(ctx)
