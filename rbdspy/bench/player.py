@@ -93,6 +93,16 @@ def task_record(
         else [],
         "answer_checks": list(meta.get("answer_checks") or []),
         "env_actions": env_actions,
+        # Under MaTTS, each rollout's outcome (the environment's) and which one the selector took:
+        # the test-time view (the selected rollout against the first and against any that won).
+        **(
+            {
+                "rollouts": [bool(r.trajectory is not None and r.trajectory.outcome) for r in rollouts],
+                "chosen": getattr(pred, "chosen", None),
+            }
+            if rollouts
+            else {}
+        ),
         REJECTED_FIELD: rejected_actions(pred),
         "verdict": verdict.label if verdict is not None else None,
         "memories_used": len(getattr(pred, "memories_used", None) or []),

@@ -22,6 +22,7 @@ from rbdspy.bench.cost import arm_costs
 from rbdspy.bench.memory_report import memory_markdown, memory_summary
 from rbdspy.bench.mlflow_log import log_run
 from rbdspy.bench.records import arm_path
+from rbdspy.bench.selection import selection_view
 from rbdspy.bench.stats import compare, summarise
 from rbdspy.bench.tables import command, pct, reproduce_line, table
 from rbdspy.bench.tasks import BenchTask
@@ -174,9 +175,25 @@ def markdown_report(results: dict[str, Any]) -> str:
             f"\n**Partial run** (continue it with `--resume`): {', '.join(unfinished)} tasks played; each "
             "comparison covers only the tasks both arms have played.\n"
         )
-    notes += calibration_notes(results)
+    notes += calibration_notes(results) + selection_notes(results)
     reproduce = reproduce_line(results["command"], code=True)
     return f"{head}\n{markdown_table(results)}\n{notes}\n{arms}\n\n{memory}\n{reproduce}\n"
+
+
+def selection_notes(results: dict[str, Any]) -> str:
+    """The test-time view of each arm that played rollouts, on the measured tasks."""
+    lines = []
+    for arm, v in (results.get("selection") or {}).items():
+        kept = (
+            f"{v['recovered']:.0%} of the oracle's gain kept"
+            if v["recovered"] is not None
+            else "the oracle gains nothing"
+        )
+        lines.append(
+            f"\n`{arm}` at test time, {v['n']} measured tasks: the first rollout won {v['first']}, the selected one "
+            f"{v['selected']}, any of the {v['k']} (an oracle selector) {v['oracle']}; {kept}.\n"
+        )
+    return "".join(lines)
 
 
 def calibration_notes(results: dict[str, Any]) -> str:
@@ -318,6 +335,8 @@ def build_results(
             if out_dir is not None and (found := read_calibration(arm_path(out_dir, arm))) is not None
         },
         "self_agreement": self_agreement(records),
+        # MaTTS parallel's test-time view: the selected rollout against the first and any that won.
+        "selection": {arm: view for arm, rows in records.items() if (view := selection_view(rows)) is not None},
     }
 
 

@@ -72,6 +72,9 @@ def test_lm_calls_are_counted_per_task(smoke_run):
     # parallel: 3 rollouts x steps + 3 judges + selector + contrast
     assert {r["lm_calls"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS + 3 * judge + 1 + 1}
     assert {r["env_actions"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS}
+    # Each rollout's outcome and the selector's pick are recorded (the test-time view); no rollouts elsewhere.
+    assert all(r["rollouts"] == [False] * 3 and r["chosen"] in (0, 1, 2) for r in records["matts-parallel-k3"])
+    assert all("rollouts" not in r for r in records["no-memory"])
     # sequential: steps + 2 refinement passes + judge (of the steps and both passes) + extractor
     refined = judge_calls(SMOKE_MAX_STEPS + 2)
     assert {r["lm_calls"] for r in records["matts-sequential-k3"]} == {SMOKE_MAX_STEPS + 2 + refined + 1}
@@ -98,6 +101,19 @@ def test_outputs_exist_and_agree(smoke_run):
     saved = json.loads((out / "results.json").read_text())
     assert saved["arms"]["reasoningbank"]["memories_written"] == SMOKE_TASKS
     assert saved["arms"]["no-memory"]["lm_calls_per_task"] == SMOKE_MAX_STEPS
+    # The test-time view of the arms that played rollouts (the scripted agent never wins: no gain).
+    measured = sum(1 for t in saved["stream"] if t["phase"] == "measure")
+    assert saved["selection"]["matts-parallel-k3"] == {
+        "n": measured,
+        "k": 3,
+        "first": 0,
+        "selected": 0,
+        "oracle": 0,
+        "recovered": None,
+    }
+    assert (
+        "no-memory" not in saved["selection"] and "`matts-parallel-k3` at test time" in (out / "results.md").read_text()
+    )
     assert set(saved["comparisons"]) == set(records) - {"no-memory"}
     assert saved["comparisons"]["reasoningbank"]["measured"]["n"] == SMOKE_TASKS // 2
     md = (out / "results.md").read_text()
