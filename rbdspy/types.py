@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rbdspy.core.roles import ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
+from rbdspy.core.roles import ACT, ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
 from rbdspy.core.untrusted import neutralise
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
@@ -121,6 +121,23 @@ class Trajectory(BaseModel):
         first = next((s.content for s in self.steps if s.role in OBSERVATION_ROLES), "")
         return situation_text(self.task, first)
 
+    def action_text(self, index: int) -> str:
+        """Step `index` as a reader is shown it: its text as sent, and, for an action the environment
+        read as naming something its text does not say (a web page's element by its number), what
+        it named: `click(10) (= click "Submit")`. The environment notes the typed action on the
+        observation that answered it (`rbdspy.envs.base.observation_note`)."""
+        step = self.steps[index]
+        text = step.content
+        if step.role in OBSERVATION_ROLES or index + 1 >= len(self.steps):
+            return text
+        typed = self.steps[index + 1].metadata.get(ACT)
+        if self.steps[index + 1].role not in OBSERVATION_ROLES or not isinstance(typed, Mapping):
+            return text
+        said = set(_words(text))
+        unsaid = [arg for arg in typed.get("args") or () if not set(_words(str(arg))) <= said]
+        named = typed_action_text(typed) if unsaid else ""
+        return f"{text} (= {named})" if named else text
+
     def render(self, max_chars: int = 6000) -> str:
         """The trajectory as prompt text cut by characters (`render_by_characters`): an
         observation repeated verbatim is shown once (later copies point back to it); a long
@@ -130,6 +147,19 @@ class Trajectory(BaseModel):
         Within a token budget instead (compressed first, cut only to fit, every cut named):
         `rbdspy.render.EvidenceRenderer(budget_tokens=...)(trajectory)`."""
         return render_by_characters(self, max_chars)
+
+
+def typed_action_text(typed: Mapping[str, Any]) -> str:
+    """A typed action noted as data ({"template": "click {}", "args": ["Submit"]}) as words:
+    `click "Submit"`; "" where the note is not one."""
+    template, args = typed.get("template"), typed.get("args") or ()
+    if not isinstance(template, str) or template.count("{}") != len(args):
+        return ""
+    return template.format(*(f'"{arg}"' for arg in args))
+
+
+def _words(text: str) -> list[str]:
+    return "".join(ch.lower() if ch.isalnum() else " " for ch in text).split()
 
 
 # A trajectory as prompt text cut by characters, what `Trajectory.render(max_chars)` writes: each
@@ -143,7 +173,8 @@ def render_by_characters(trajectory: Trajectory, max_chars: int = 6000) -> str:
     the last two thirds kept, the middle replaced by a line saying how many characters went."""
     lines, seen = [], {}
     for i, step in enumerate(trajectory.steps):
-        content = neutralise(step.content).strip()  # a step is untrusted data, never the prompt's structure
+        # A step is untrusted data, never the prompt's structure; an action with what it named.
+        content = neutralise(trajectory.action_text(i)).strip()
         # An observation repeated verbatim (a room described again) is shown once; a small
         # model reads the evidence, not the same paragraph twice.
         if step.role in OBSERVATION_ROLES and len(content) > POINTER_MIN_CHARS and content in seen:

@@ -100,3 +100,34 @@ def test_render_shows_a_repeated_observation_once():
     text = trajectory.render()
     assert text.count("stove") == 1 and "[2] env: (same as [0])" in text
     assert "[3] agent: open fridge" in text and "[4] env: You open the fridge." in text
+
+
+def test_an_action_is_shown_with_what_it_named_where_its_text_does_not_say():
+    from rbdspy.judge.last_steps import action_list, last_steps
+    from rbdspy.lessons.exemplar import render_exemplar
+    from rbdspy.types import Step, Trajectory
+
+    steps = [
+        Step(role="env", content='[10] button "Submit"'),
+        Step(role="agent", content="click(10)"),  # a web page's element by its number
+        Step(
+            role="env",
+            content="The page ended the episode.",
+            metadata={"act": {"template": "click {}", "args": ["Submit"]}},
+        ),
+        Step(role="agent", content="go to kitchen"),  # its text names what it did: shown as sent
+        Step(
+            role="env", content="You go to the kitchen.", metadata={"act": {"template": "go {}", "args": ["kitchen"]}}
+        ),
+        Step(role="agent", content="look"),  # no typed note: as sent
+        Step(role="env", content="A kitchen."),
+    ]
+    trajectory = Trajectory(task="t", steps=steps)
+    assert [trajectory.action_text(i) for i in (1, 3, 5, 0)] == [
+        'click(10) (= click "Submit")',
+        "go to kitchen",
+        "look",
+        '[10] button "Submit"',
+    ]
+    for shown in (trajectory.render(), last_steps(trajectory), action_list(trajectory), render_exemplar(trajectory)):
+        assert 'click(10) (= click "Submit")' in shown, shown

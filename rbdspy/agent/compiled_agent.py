@@ -11,6 +11,7 @@ compile-agent` writes one anywhere.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -59,6 +60,11 @@ def program_path(compiled: str | Path) -> Path:
     if path.suffix != ".json":
         raise ValueError(f"compiled agents are loaded from JSON only, never pickle: {path}")
     return path
+
+
+def program_digest(compiled: str | Path) -> str:
+    """The first 12 hex digits of the program file's SHA-256: which program a run loaded."""
+    return hashlib.sha256(program_path(compiled).read_bytes()).hexdigest()[:12]
 
 
 def card(compiled: str | Path) -> dict[str, Any]:

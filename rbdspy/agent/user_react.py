@@ -44,6 +44,8 @@ from rbdspy.maps.tools import EnvironmentTools, tool_answer
 from rbdspy.maps.world_map import WorldMap
 
 SIGNATURE = "task, memory -> answer"
+# The trajectory's metadata key saying why an episode stopped early (an LM error), and its length cap.
+STOPPED, STOPPED_CHARS = "stopped", 300
 DEFAULT_MAX_ITERS = 15
 # The fields DSPy's ReAct gives its step predictor and reads back from it (dspy.ReAct's docs).
 STEP_OUTPUTS = ("next_thought", "next_tool_name", "next_tool_args")
@@ -147,12 +149,16 @@ class UserReAct(dspy.Module):
         if not task_id:
             raise ValueError("UserReAct needs task_id='<env>/<task_type>/<split>/<variation>' to know what to play")
         self._episode = EnvironmentTools(self.env, task_id, world_map=world_map if self.show_map else None)
+        stopped = None
         try:
             pred = self.react(task=task or self._episode.task, memory=memory)
             answer = getattr(pred, "answer", "")
         except Exception as exc:  # an LM that misbehaves ends the episode as it stands, never the run
             raise_if_setup_error(exc)  # one that is missing or unusable does end it
             answer = f"The agent stopped: {type(exc).__name__}"
+            stopped = f"{type(exc).__name__}: {exc}"[:STOPPED_CHARS]
         trajectory = self._episode.trajectory()
+        if stopped:  # why the episode ended early, for the records (not shown to a judge)
+            trajectory.metadata[STOPPED] = stopped
         self._episode = None
         return dspy.Prediction(answer=answer, trajectory=trajectory)

@@ -2,8 +2,8 @@
 extractors, distiller, selector, refiner, workflow inducer): the loop's overhead is what memory
 costs on top of acting.
 
-A call is the agent's when its signature's output fields are one of EnvAgent's: its next action
-(`NextAction`) and its answer check (`AskedFor`, `YesOrNo`); no prompt of the loop outputs any of
+A call is the agent's when its signature's output fields are one of EnvAgent's (its next action,
+`NextAction`, and its answer check, `AskedFor`, `YesOrNo`) or a user's ReAct's; no prompt of the loop outputs any of
 those fields (tests/bench/test_arm_costs.py checks). DSPy's adapters list a signature's output
 fields in the system message, which is what the LM history keeps.
 
@@ -17,12 +17,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rbdspy.agent.user_react import STEP_OUTPUTS
 from rbdspy.bench.records import REJECTED_FIELD
 from rbdspy.signatures import AskedFor, NextAction, YesOrNo
 
 AGENT, LOOP = "agent", "loop"
 AGENT_SIGNATURES = (NextAction, AskedFor, YesOrNo)
-AGENT_OUTPUTS = frozenset(name for signature in AGENT_SIGNATURES for name in signature.output_fields)
+# A user's ReAct (rbdspy.agent.user_react): its step predictor's outputs, and ReActV2's tool calls;
+# its final answer (`reasoning`, `answer`) is the agent's through `answer` as EnvAgent's is.
+REACT_OUTPUTS = frozenset({*STEP_OUTPUTS, "tool_calls"})
+AGENT_OUTPUTS = frozenset(name for signature in AGENT_SIGNATURES for name in signature.output_fields) | REACT_OUTPUTS
 _OUTPUTS = re.compile(r"Your output fields are:(.*?)(?:All interactions|\Z)", re.DOTALL)
 _FIELD = re.compile(r"^\s*\d+\.\s*`(\w+)`", re.MULTILINE)  # "1. `action` (str): ..."
 

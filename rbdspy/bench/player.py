@@ -23,6 +23,7 @@ from typing import Any
 import dspy
 from rich.progress import Progress
 
+from rbdspy.agent.user_react import STOPPED
 from rbdspy.bench.agent_variants import agent_options, make_agent
 from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.arms import ARMS, BuildContext
@@ -121,6 +122,8 @@ def task_record(
         "wall_s": round(wall_s, 3),
         "bank_size": bank_size,
         "error": error,
+        # Why an episode ended early though the run went on (a user's agent whose LM call failed).
+        **({STOPPED: meta[STOPPED]} if meta.get(STOPPED) else {}),
     }
 
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
+from rbdspy.agent.compiled_agent import program_digest, shipped
 from rbdspy.lm.local_engine import usable_cpus
 
 PACKAGES = ("rbdspy", "dspy", "xllamacpp", "litellm", "textworld", "textworld-express", "scienceworld")
@@ -73,4 +74,6 @@ def session_info() -> dict:
         "python": platform.python_version(),
         "packages": versions(),
         "code_revision": code_revision(),
+        # The compiled agents the package ships, by content: an arm that loads one says which.
+        "compiled_agents": {name: program_digest(name) for name in shipped()},
     }

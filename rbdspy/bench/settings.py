@@ -50,6 +50,8 @@ RECORDED_AS = {"lm_name": "lm", "embedder_name": "embedder"}
 # Settings that must match for --resume to continue a run rather than mix two (config.json's names).
 RESUME_KEYS = (
     "env",
+    "lm",
+    "embedder",
     "n_tasks",
     "seed",
     "max_steps",

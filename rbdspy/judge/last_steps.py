@@ -41,8 +41,9 @@ def last_window(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> list[tup
     return list(enumerate(trajectory.steps))[start:]
 
 
-def _shown(step: Step) -> str:
-    text = " ".join(step.content.split())
+def _shown(trajectory: Trajectory, i: int) -> str:
+    step = trajectory.steps[i]
+    text = " ".join(trajectory.action_text(i).split())
     if step.role in OBSERVATION_ROLES and len(text) > LAST_OBSERVATION_CHARS:
         text = text[:LAST_OBSERVATION_CHARS] + " ..."
     return text
@@ -56,7 +57,7 @@ def last_steps(trajectory: Trajectory, actions: int = LAST_ACTIONS) -> str:
     final = " ".join((trajectory.final_answer or "").split())
     if not window and not final:
         return "(the agent took no action)"
-    lines = [f"[{i}] {step.role}: {_shown(step)}" for i, step in window]
+    lines = [f"[{i}] {step.role}: {_shown(trajectory, i)}" for i, step in window]
     if window and is_action(window[-1][1]) and not final:
         lines.append("(no observation after the last action)")
     if final:  # what the agent answered: for a program that answers, the evidence itself
@@ -69,8 +70,8 @@ def action_list(trajectory: Trajectory) -> str:
     LAST_OBSERVATION_CHARS at most) and the final answer if there is one: the whole plan in a few
     hundred tokens, where a skipped, swapped or missing final step shows. Past
     MAX_LISTED_ACTIONS, the first LISTED_HEAD and the last actions, and how many were not shown."""
-    actions = [step for step in trajectory.steps if is_action(step)]
-    lines = [f"{n}. {' '.join(step.content.split())}" for n, step in enumerate(actions, start=1)]
+    acting = action_indices(trajectory)
+    lines = [f"{n}. {' '.join(trajectory.action_text(i).split())}" for n, i in enumerate(acting, start=1)]
     if len(lines) > MAX_LISTED_ACTIONS:  # a very long run: the start and the end, and what was cut
         tail = MAX_LISTED_ACTIONS - LISTED_HEAD
         cut = len(lines) - MAX_LISTED_ACTIONS
@@ -78,7 +79,7 @@ def action_list(trajectory: Trajectory) -> str:
     if not lines:
         lines.append("(the agent took no action)")
     if trajectory.steps and trajectory.steps[-1].role in OBSERVATION_ROLES:
-        lines.append(f"last answer: {_shown(trajectory.steps[-1])}")
+        lines.append(f"last answer: {_shown(trajectory, len(trajectory.steps) - 1)}")
     final = " ".join((trajectory.final_answer or "").split())
     if final:
         lines.append(f"final answer: {final[:LAST_OBSERVATION_CHARS]}")

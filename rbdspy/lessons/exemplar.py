@@ -17,9 +17,9 @@ def render_exemplar(trajectory: Trajectory, max_chars: int = CONTENT_MAX) -> str
     """A trajectory as a compact exemplar: each action with the start of what it led to. The
     end of an episode (where it was won) is kept when the whole does not fit."""
     lines, last_action = [], None
-    for step in trajectory.steps:
+    for i, step in enumerate(trajectory.steps):
         if step.role == AGENT_ROLE:
-            last_action = step.content.strip()
+            last_action = trajectory.action_text(i).strip()  # with what it named, where its text does not say
         elif step.role == ENV_ROLE and last_action is not None:
             lines.append(f"> {last_action} -> {clip(step.content, EXEMPLAR_OBSERVATION_CHARS)}")
             last_action = None

@@ -72,7 +72,7 @@ class EnvironmentTools:
         self.task = first.task_description
         self.admissible = list(first.admissible)
         self.steps = [Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts))]
-        self.actions = 0
+        self.actions = self.rejected = 0
         self.typed = isinstance(env, TypedActions)
         where = first.whereabouts
         self.place = where.place if where else None
@@ -116,6 +116,7 @@ class EnvironmentTools:
         and the step memory suggests (if any)."""
         result = self.env.step(action)
         self.actions += 1
+        self.rejected += 0 if result.valid else 1
         self.admissible = list(result.admissible)
         where = result.whereabouts
         typed = self.env.parse_action(action) if self.typed else None
@@ -143,5 +144,6 @@ class EnvironmentTools:
             task=self.task,
             steps=list(self.steps),
             outcome=self.env.success,
-            metadata=trajectory_metadata(self.env, self.ref, self.actions),
+            # The actions the environment refused, counted as EnvAgent's episodes count them.
+            metadata=trajectory_metadata(self.env, self.ref, self.actions, invalid_actions=self.rejected),
         )

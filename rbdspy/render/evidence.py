@@ -183,8 +183,9 @@ class EvidenceRenderer:
 
     def _items(self, trajectory: Trajectory) -> tuple[list[Item], list[list[Item]]]:
         items = [
-            Item(step=i, role=s.role, text=_normalise(s.content), observation=s.role in OBSERVATION_ROLES)
+            Item(step=i, role=s.role, text=_normalise(text), observation=s.role in OBSERVATION_ROLES)
             for i, s in enumerate(trajectory.steps)
+            for text in (trajectory.action_text(i),)
         ]
         for item in items:
             item.body = item.text

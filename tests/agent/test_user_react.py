@@ -49,6 +49,15 @@ def test_a_plain_react_plays_the_episode_through_its_tools(house):
         agent.look()
 
 
+def test_an_episode_the_lm_broke_ends_as_it_stands_and_says_why(house):
+    task = house.tasks("train", limit=1)[0]
+    agent = UserReAct(house, max_iters=3)
+    with dspy.context(lm=DummyLM([{"nothing": "that parses"}] * 4)):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert pred.trajectory.outcome is False and pred.answer.startswith("The agent stopped")
+    assert "Error" in pred.trajectory.metadata["stopped"]  # the records keep why (bench: `stopped`)
+
+
 def test_a_bank_records_its_episodes_and_serves_the_map_that_its_tools_name_with_show_map(house, tmp_path):
     first, second = house.tasks("train", limit=2)
     with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:

@@ -162,3 +162,13 @@ def test_the_agents_calls_and_the_loops_are_told_apart_by_their_outputs():
     assert len(loop) >= 10
     assert [lm_role(_history_entry(s)) for s in AGENT_SIGNATURES] == [AGENT] * len(AGENT_SIGNATURES)
     assert {s.__name__: lm_role(_history_entry(s)) for s in loop} == {s.__name__: LOOP for s in loop}
+
+
+def test_a_users_react_calls_are_the_agents():
+    from rbdspy.agent.user_react import SIGNATURE
+    from rbdspy.bench.cost import AGENT, lm_role
+
+    react = dspy.ReAct(SIGNATURE, tools=[lambda action: action], max_iters=1)
+    # Its step predictor (next_thought, next_tool_name, next_tool_args) and its final answer.
+    for predictor in (react.react, react.extract.predict):
+        assert lm_role(_history_entry(predictor.signature)) == AGENT, predictor.signature

@@ -99,6 +99,7 @@ def test_an_action_the_page_cannot_read_reaches_a_users_agent_as_the_pages_rejec
     assert answer.startswith("Not an action of this page") and "click(6)" in answer
     rejected = tools.trajectory().steps[-1]
     assert rejected.metadata["valid"] is False and "act" not in rejected.metadata
+    assert tools.trajectory().metadata["invalid_actions"] == 1  # counted as EnvAgent's episodes count them
 
 
 def test_fill_types_the_text_replacing_what_was_there(web):
