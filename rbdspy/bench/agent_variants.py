@@ -18,8 +18,8 @@ from rbdspy.agent.user_react import UserReAct
 SHIPPED = "shipped"  # a user agent's `compiled`: the program rbdspy ships for the environment
 
 AGENT_VARIANTS = VARIANTS
-# A user's own ReAct: its tools alone ("react"), or naming the step the map of the task's world
-# offers, where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
+# A user's own ReAct: its tools alone ("react"), or, shown the starter, naming the step the map of
+# the task's world offers where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
 # "react-starter" is "react" shown one made-up episode in the environment's words first;
 # "react-compiled" is "react" with the compiled program rbdspy ships for the environment
 # (`rbdspy.agent.compiled_agent`: demos BootstrapFewShot chose on train tasks, the starter after them).
@@ -27,7 +27,7 @@ USER_AGENTS: dict[str, dict[str, Any]] = {
     "react": {"show_map": False},
     "react-starter": {"show_map": False, "starter": True},
     "react-compiled": {"show_map": False, "compiled": SHIPPED},
-    "react-map": {"show_map": True},
+    "react-map": {"show_map": True, "starter": True},
     "react-v2": {"show_map": False, "react": dspy.ReActV2},
 }
 

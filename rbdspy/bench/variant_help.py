@@ -53,7 +53,14 @@ def describe_variant(name: str) -> str:
 def describe_user_agent(name: str) -> str:
     options = USER_AGENTS[name]
     react = getattr(options.get("react"), "__name__", "ReAct")
-    return f"dspy.{react}" + (", tools name the map's step" if options.get("show_map") else "")
+    parts = [f"dspy.{react}"]
+    if options.get("starter"):
+        parts.append("shown a made-up episode")
+    if options.get("compiled"):
+        parts.append("with rbdspy's compiled demos")
+    if options.get("show_map"):
+        parts.append("tools name the map's step")
+    return ", ".join(parts)
 
 
 def agent_help() -> str:

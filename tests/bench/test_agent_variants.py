@@ -64,7 +64,8 @@ def test_a_users_own_react_is_an_agent_of_its_own_with_none_of_envagents_policie
     class Env:  # only what constructing the agents reads
         language = None
 
-    assert agent_options("react") == {"show_map": False} and agent_options("react-map") == {"show_map": True}
+    assert agent_options("react") == {"show_map": False}
+    assert agent_options("react-map") == {"show_map": True, "starter": True}  # a small model needs the starter
     react = make_agent("react-v2", Env(), 7)
     assert isinstance(react, UserReAct) and isinstance(react.react, dspy.ReActV2) and react.max_iters == 7
     with pytest.raises(ValueError, match="react-map"):
