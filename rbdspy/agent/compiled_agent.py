@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 import dspy
 
-log = logging.getLogger(__name__)
+from rbdspy.core.prompt_state import read_prompt_state
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "compiled"
 PROGRAM_FILE = "program.json"
 CARD_FILE = "card.json"
-# A compiled program is a few demos; these bound what loading a hostile or corrupted file may cost.
-MAX_FILE_BYTES = 5_000_000
-MAX_DEMOS = 64
 
 
 def shipped() -> list[str]:
@@ -75,24 +71,13 @@ def card(compiled: str | Path) -> dict[str, Any]:
 
 def load_compiled(module: dspy.Module, compiled: str | Path) -> Path:
     """Loads a compiled agent's state into `module` (an agent of the same structure): its demos
-    and instructions replace the module's own. The file's LM settings are dropped (a prompt never
-    chooses the model, key or endpoint); a file for another program is a ValueError naming it."""
+    and instructions replace the module's own. The file is read as every compiled prompt is
+    (`rbdspy.core.prompt_state`: bounded, its LM settings dropped); a file for another program is a
+    ValueError naming it."""
     path = program_path(compiled)
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path} is {size:,} bytes; a compiled agent is at most {MAX_FILE_BYTES:,}")
-    state = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(state, dict):
-        raise ValueError(f"{path} holds a JSON {type(state).__name__}, not a saved DSPy program")
+    state = read_prompt_state(path)
     missing = [name for name, _ in module.named_predictors() if not isinstance(state.get(name), dict)]
     if missing:
         raise ValueError(f"{path} is not a compiled {type(module).__name__}: it has no state for {', '.join(missing)}")
-    for name, _ in module.named_predictors():
-        entry = state[name]
-        if len(entry.get("demos") or []) > MAX_DEMOS:
-            raise ValueError(f"{path}: {name} carries more than {MAX_DEMOS} demos")
-        if entry.get("lm"):
-            log.warning("%s: ignoring the LM settings saved for %s", path, name)
-            entry["lm"] = None
     module.load_state(state, allow_unsafe_lm_state=False)
     return path

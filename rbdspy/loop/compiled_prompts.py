@@ -18,6 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from rbdspy.core.prompt_state import read_prompt_state
 from rbdspy.judge.base import BaseJudge
 from rbdspy.judge.calibration import JudgeBand
 from rbdspy.lessons.extractor import Extractor
@@ -41,34 +42,6 @@ def resolve(compiled: Any) -> Path | None:
         "compiled must be the output directory of `rbdspy compile`, a .json a bank saved, or None; "
         f"got {type(compiled).__name__}"
     )
-
-
-# A compiled prompt file is small (instructions and a few demos); these bound what loading one may
-# cost, so that a hostile or corrupted file cannot exhaust memory.
-MAX_FILE_BYTES = 5_000_000
-MAX_DEMOS = 64
-
-
-def read_prompt_state(path: Path, allow_lm_settings: bool = False) -> dict:
-    """The JSON state in `path`, checked and stripped of LM settings: prompts never choose which
-    model is called, with which key or at which endpoint (a predictor's `lm` entry is dropped, with
-    a warning, unless the caller passes allow_lm_settings=True for a file it trusts)."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ValueError(f"{path} is {size:,} bytes; a compiled prompt file is at most {MAX_FILE_BYTES:,}")
-    state = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(state, dict):
-        raise ValueError(f"{path} holds a JSON {type(state).__name__}, not a saved DSPy program (an object)")
-    for name, entry in state.items():
-        if not isinstance(entry, dict) or "signature" not in entry:
-            continue
-        demos = entry.get("demos") or []
-        if len(demos) > MAX_DEMOS:
-            raise ValueError(f"{path}: {name} carries {len(demos):,} demos; a compiled prompt has at most {MAX_DEMOS}")
-        if entry.get("lm") and not allow_lm_settings:
-            log.warning("%s: ignoring the LM settings saved for %s (prompts never choose the model or key)", path, name)
-            entry["lm"] = None
-    return state
 
 
 def load_state_file(module, path: Path, allow_lm_settings: bool = False) -> None:

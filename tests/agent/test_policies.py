@@ -30,6 +30,7 @@ from rbdspy.agent.policies.presets import WORLD_PROMPT, lessons_in_prompt
 from rbdspy.agent.prompt import status_line
 from rbdspy.envs.base import ActionLanguage, Whereabouts
 from rbdspy.envs.textworld_compass import TEXTWORLD_LANGUAGE
+from tests.house_testing import small_house
 
 TASK = "textworld/3/dev/0"
 REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
@@ -37,12 +38,7 @@ REVERSE = {"north": "south", "south": "north", "east": "west", "west": "east"}
 
 @pytest.fixture(scope="module")
 def house(tmp_path_factory):
-    pytest.importorskip("textworld")
-    from rbdspy.envs.textworld_env import TextWorldHouses
-    from rbdspy.envs.textworld_house import HouseSpec
-
-    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
-    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"dev": 1})
+    env = small_house(tmp_path_factory.mktemp("tw"), dev=1)
     yield env
     env.close()
 

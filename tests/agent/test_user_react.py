@@ -13,32 +13,21 @@ from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
+from tests.house_testing import react_script, small_house
 
 
 @pytest.fixture(scope="module")
 def house(tmp_path_factory):
-    pytest.importorskip("textworld")
-    from rbdspy.envs.textworld_env import TextWorldHouses
-    from rbdspy.envs.textworld_house import HouseSpec
-
-    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
-    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 3})
+    env = small_house(tmp_path_factory.mktemp("tw"), train=3)
     yield env
     env.close()
-
-
-def _react_script(actions):
-    """ReAct's turns: each action through `act`, then `finish`, then the answer."""
-    turns = [{"next_thought": f"do {a}", "next_tool_name": "act", "next_tool_args": {"action": a}} for a in actions]
-    turns.append({"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}})
-    return [*turns, {"reasoning": "it is done", "answer": "done"}]
 
 
 def test_a_plain_react_plays_the_episode_through_its_tools(house):
     task = house.tasks("train", limit=1)[0]
     way = house.gold_path(task)
     agent = UserReAct(house, max_iters=len(way) + 2)
-    with dspy.context(lm=DummyLM(_react_script(way))):
+    with dspy.context(lm=DummyLM(react_script(way))):
         pred = agent(task=house.describe(task), task_id=task.id)
     played = [s.content for s in pred.trajectory.steps if s.role == "agent"]
     assert played == way and pred.trajectory.outcome is True
@@ -64,7 +53,7 @@ def test_a_bank_records_its_episodes_and_serves_the_map_that_its_tools_name_with
         retriever = MemoryRetriever(store, k=10, min_similarity=None)
         bank = ReasoningBank(UserReAct(house, show_map=True), store, retriever=retriever, trust_outcome=True)
         gold = house.gold_path(first)
-        with dspy.context(lm=DummyLM([*_react_script(gold), {"lessons": []}, {"lessons": []}])):
+        with dspy.context(lm=DummyLM([*react_script(gold), {"lessons": []}, {"lessons": []}])):
             won = bank(task=house.describe(first), task_id=first.id)
         assert won.trajectory.outcome is True
         world = bank.learner.maps.map_for("textworld/3")
@@ -78,7 +67,7 @@ def test_a_bank_records_its_episodes_and_serves_the_map_that_its_tools_name_with
         )
         # Without show_map the agent's tools get no map, whatever the bank hands it.
         plain = UserReAct(house)
-        with dspy.context(lm=DummyLM(_react_script([]))):
+        with dspy.context(lm=DummyLM(react_script([]))):
             plain(task=house.describe(second), task_id=second.id, world_map=world)
         assert plain._episode is None
 
@@ -89,7 +78,7 @@ def _react_v2_script(actions):
     return [{"next_thought": "next", "tool_calls": {"tool_calls": [call]}} for call in calls]
 
 
-@pytest.mark.parametrize("react, script", [(dspy.ReAct, _react_script), (dspy.ReActV2, _react_v2_script)])
+@pytest.mark.parametrize("react, script", [(dspy.ReAct, react_script), (dspy.ReActV2, _react_v2_script)])
 def test_the_same_agent_plays_on_both_of_dspys_react_modules(house, react, script):
     task = house.tasks("train", limit=1)[0]
     way = house.gold_path(task)
@@ -117,7 +106,7 @@ def test_a_won_react_episode_is_served_to_the_next_task_as_demos_of_its_own_reac
         retriever = MemoryRetriever(store, k=1, min_similarity=None)
         bank = DemoMemory(UserReAct(house), store, retriever=retriever, trust_outcome=True)
         gold = house.gold_path(first)
-        lm = DummyLM([*_react_script(gold), *_react_script([])])
+        lm = DummyLM([*react_script(gold), *react_script([])])
         with dspy.context(lm=lm):
             won = bank(task=house.describe(first), task_id=first.id)
             bank(task=house.describe(second), task_id=second.id)
@@ -144,7 +133,7 @@ def test_a_starter_shows_the_react_one_made_up_episode_in_the_environments_words
     assert [d.next_tool_args["action"] for d in demos[1:4]] == [a for a, _ in example.steps]
     assert demos[0].trajectory == "" and example.steps[-1][1] in demos[4].trajectory
     task = house.tasks("train", limit=1)[0]
-    lm = DummyLM(_react_script([]))
+    lm = DummyLM(react_script([]))
     with dspy.context(lm=lm):
         agent(task=house.describe(task), task_id=task.id)
     shown = "\n".join(str(m["content"]) for m in lm.history[0]["messages"])

@@ -8,16 +8,12 @@ import pytest
 
 from rbdspy.bench.records import arm_path, read_records
 from tests.bench.bench_testing import ANSWERS, quiet_bench
+from tests.house_testing import small_house
 
 
 @pytest.fixture(scope="module")
 def house(tmp_path_factory):
-    pytest.importorskip("textworld")
-    from rbdspy.envs.textworld_env import TextWorldHouses
-    from rbdspy.envs.textworld_house import HouseSpec
-
-    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
-    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 4, "dev": 4})
+    env = small_house(tmp_path_factory.mktemp("tw"), train=4, dev=4)
     yield env
     env.close()
 

@@ -7,6 +7,7 @@ import dspy
 import pytest
 
 from rbdspy import MemoryStore, ReasoningBank
+from rbdspy.core import prompt_state
 from rbdspy.judge.judge import Judge
 from rbdspy.loop import compiled_prompts
 
@@ -46,7 +47,7 @@ def test_a_saved_bank_cannot_choose_any_lm_and_loads_like_a_directory(tmp_path, 
 def test_prompt_files_are_bounded_and_wrong_shapes_are_named(tmp_path, bank):
     path = tmp_path / "judge.json"
     state = Judge().dump_state()
-    state["last_steps_verdict"]["demos"] = [{"task": "t", "last_steps": "x"}] * (compiled_prompts.MAX_DEMOS + 1)
+    state["last_steps_verdict"]["demos"] = [{"task": "t", "last_steps": "x"}] * (prompt_state.MAX_DEMOS + 1)
     path.write_text(json.dumps(state))
     with pytest.raises(ValueError, match="demos"):
         compiled_prompts.load_component(Judge(), path)

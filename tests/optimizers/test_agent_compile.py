@@ -15,24 +15,14 @@ from dspy.utils import DummyLM
 from rbdspy.agent.compiled_agent import CARD_FILE, PROGRAM_FILE, load_compiled, program_path, shipped_for
 from rbdspy.agent.user_react import UserReAct, starter_demos
 from rbdspy.optimizers.agent_compile import agent_trainset, compile_agent, reward_metric, save_compiled_agent
+from tests.house_testing import react_script, small_house
 
 
 @pytest.fixture(scope="module")
 def house(tmp_path_factory):
-    pytest.importorskip("textworld")
-    from rbdspy.envs.textworld_env import TextWorldHouses
-    from rbdspy.envs.textworld_house import HouseSpec
-
-    spec = HouseSpec(n_rooms=4, n_objects=8, min_walkthrough=1, max_walkthrough=4)
-    env = TextWorldHouses(worlds=(3,), spec=spec, cache_dir=tmp_path_factory.mktemp("tw"), pool={"train": 3})
+    env = small_house(tmp_path_factory.mktemp("tw"), train=3)
     yield env
     env.close()
-
-
-def _turns(actions):
-    turns = [{"next_thought": f"do {a}", "next_tool_name": "act", "next_tool_args": {"action": a}} for a in actions]
-    turns.append({"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}})
-    return [*turns, {"reasoning": "it is done", "answer": "done"}]
 
 
 def test_won_train_episodes_give_the_demos_the_starter_stays_and_the_program_loads_back(house, tmp_path):
@@ -41,7 +31,7 @@ def test_won_train_episodes_give_the_demos_the_starter_stays_and_the_program_loa
     assert [ex.task_id for ex in trainset] == [t.id for t in house.tasks("train", [task_type], limit=2)]
     first, second = (house.tasks("train", [task_type], limit=2)[i] for i in (0, 1))
     # The first train episode plays its gold path (won), the second stops at once (lost).
-    lm = DummyLM([*_turns(house.gold_path(first)), *_turns([])])
+    lm = DummyLM([*react_script(house.gold_path(first)), *react_script([])])
     with dspy.context(lm=lm, adapter=dspy.ChatAdapter()):
         program, report = compile_agent(lambda: UserReAct(house, max_iters=6, starter=True), trainset, max_demos=2)
     assert report.played == [{"task_id": first.id, "won": True}, {"task_id": second.id, "won": False}]
