@@ -126,6 +126,8 @@ class Trajectory(BaseModel):
         read as naming something its text does not say (a web page's element by its number), what
         it named: `click(10) (= click "Submit")`. The environment notes the typed action on the
         observation that answered it (`rbdspy.envs.base.observation_note`)."""
+        if not 0 <= index < len(self.steps):
+            raise IndexError(f"step {index} of a trajectory of {len(self.steps)} steps")
         step = self.steps[index]
         text = step.content
         if step.role in OBSERVATION_ROLES or index + 1 >= len(self.steps):
@@ -133,8 +135,11 @@ class Trajectory(BaseModel):
         typed = self.steps[index + 1].metadata.get(ACT)
         if self.steps[index + 1].role not in OBSERVATION_ROLES or not isinstance(typed, Mapping):
             return text
+        # Only a thing the text names by no word at all (an element by its number): an adapter's
+        # own way of naming a thing ("door to bedroom" for "bedroom door") is not annotated.
         said = set(_words(text))
-        unsaid = [arg for arg in typed.get("args") or () if not set(_words(str(arg))) <= said]
+        args = typed.get("args") or ()
+        unsaid = [a for a in args if not set(_words(str(a))) & said] if isinstance(args, (list, tuple)) else []
         named = typed_action_text(typed) if unsaid else ""
         return f"{text} (= {named})" if named else text
 
@@ -153,9 +158,12 @@ def typed_action_text(typed: Mapping[str, Any]) -> str:
     """A typed action noted as data ({"template": "click {}", "args": ["Submit"]}) as words:
     `click "Submit"`; "" where the note is not one."""
     template, args = typed.get("template"), typed.get("args") or ()
-    if not isinstance(template, str) or template.count("{}") != len(args):
+    if not isinstance(template, str) or not isinstance(args, (list, tuple)) or template.count("{}") != len(args):
         return ""
-    return template.format(*(f'"{arg}"' for arg in args))
+    try:
+        return template.format(*(f'"{arg}"' for arg in args))
+    except (IndexError, KeyError, ValueError):  # a note written by hand or by another program
+        return ""
 
 
 def _words(text: str) -> list[str]:

@@ -131,3 +131,15 @@ def test_an_action_is_shown_with_what_it_named_where_its_text_does_not_say():
     ]
     for shown in (trajectory.render(), last_steps(trajectory), action_list(trajectory), render_exemplar(trajectory)):
         assert 'click(10) (= click "Submit")' in shown, shown
+    # An adapter's own way of naming a thing the text names (ScienceWorld's "door to bedroom" for
+    # "bedroom door") is not annotated; a note written by hand that is not a typed action is ignored.
+    door = {"template": "open {}", "args": ["door to bedroom"]}
+    for note, shown in [
+        (door, "open bedroom door"),
+        ({"template": "click {} {x}", "args": ["a", "b"]}, "click(3)"),
+        ({"template": "click {}}", "args": ["a"]}, "click(3)"),
+        ({"template": "click {}", "args": 5}, "click(3)"),
+    ]:
+        text = "open bedroom door" if note is door else "click(3)"
+        steps = [Step(role="agent", content=text), Step(role="env", content="ok", metadata={"act": note})]
+        assert Trajectory(task="t", steps=steps).action_text(0) == shown

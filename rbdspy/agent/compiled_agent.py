@@ -79,5 +79,9 @@ def load_compiled(module: dspy.Module, compiled: str | Path) -> Path:
     missing = [name for name, _ in module.named_predictors() if not isinstance(state.get(name), dict)]
     if missing:
         raise ValueError(f"{path} is not a compiled {type(module).__name__}: it has no state for {', '.join(missing)}")
-    module.load_state(state, allow_unsafe_lm_state=False)
+    try:
+        module.load_state(state, allow_unsafe_lm_state=False)
+    except (KeyError, TypeError, ValueError) as error:
+        what = f"{type(error).__name__}: {error}"
+        raise ValueError(f"{path} is not a compiled {type(module).__name__} ({what})") from error
     return path

@@ -101,7 +101,7 @@ def task_record(
                 "rollouts": [bool(r.trajectory is not None and r.trajectory.outcome) for r in rollouts],
                 "chosen": getattr(pred, "chosen", None),
             }
-            if rollouts
+            if rollouts and getattr(pred, "mode", None) == "parallel"  # sequential passes refine one rollout
             else {}
         ),
         REJECTED_FIELD: rejected_actions(pred),

@@ -18,7 +18,7 @@ def selection_view(records: Iterable[dict[str, Any]], phase: str = "measure") ->
     if not rows:
         return None
     first = sum(1 for r in rows if r["rollouts"][0])
-    selected = sum(1 for r in rows if r.get("chosen") is not None and r["rollouts"][r["chosen"]])
+    selected = sum(1 for r in rows if _picked(r))
     oracle = sum(1 for r in rows if any(r["rollouts"]))
     gain = oracle - first
     return {
@@ -29,3 +29,9 @@ def selection_view(records: Iterable[dict[str, Any]], phase: str = "measure") ->
         "oracle": oracle,
         "recovered": (selected - first) / gain if gain else None,
     }
+
+
+def _picked(record: dict[str, Any]) -> bool:
+    """Whether the rollout the selector took won (False where it took none, or the index is not one)."""
+    chosen, rollouts = record.get("chosen"), record["rollouts"]
+    return isinstance(chosen, int) and 0 <= chosen < len(rollouts) and bool(rollouts[chosen])

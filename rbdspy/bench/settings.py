@@ -24,11 +24,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from rbdspy.bench.agent_variants import agent_options
+from rbdspy.agent.compiled_agent import shipped_for
+from rbdspy.bench.agent_variants import SHIPPED, USER_AGENTS, agent_options
 from rbdspy.bench.arms import parse_arms
 from rbdspy.bench.options import BenchOptions
 from rbdspy.bench.records import GOLD_FILE
-from rbdspy.envs.registry import with_world_seeds
+from rbdspy.envs.registry import entry, with_world_seeds
 from rbdspy.envs.task_sets import env_for_task_set, open_task_set
 from rbdspy.memory.postgres import redacted
 
@@ -47,6 +48,8 @@ SESSION_FIELDS = ("resume", "mlflow", "experiment", "n_resamples", "executor", "
 STREAM_FIELDS = ("fresh_from",)
 # Fields config.json keeps under another name (the names it has always had).
 RECORDED_AS = {"lm_name": "lm", "embedder_name": "embedder"}
+COMPILED_ARM = "compiled-agent"
+UNNAMED_MODELS = ("lm", "embedder")  # resume keys a run may have left empty
 # Settings that must match for --resume to continue a run rather than mix two (config.json's names).
 RESUME_KEYS = (
     "env",
@@ -97,15 +100,26 @@ def resolve(options: BenchOptions) -> BenchOptions:
     max_steps = max_steps if max_steps is not None else (SMOKE_MAX_STEPS if smoke else DEFAULT_MAX_STEPS)
     if max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
+    arms = parse_arms(options.arms)
+    _check_compiled_agent(options.agent, arms, env)
     return options.replace(
         env=env,
         n_tasks=options.n_tasks if options.n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS),
-        arms=parse_arms(options.arms),
+        arms=arms,
         max_steps=max_steps,
         compiled=compiled_setting(options.compiled),
         seed_from=[str(p) for p in (options.seed_from or [])],
         fresh_from=[str(p) for p in (options.fresh_from or [])],
     )
+
+
+def _check_compiled_agent(agent: str, arms: list[str], env: str) -> None:
+    """The compiled-agent arm needs a user agent, and it and `react-compiled` a compiled agent
+    rbdspy ships for `env`: an error before any arm is played."""
+    if COMPILED_ARM in arms and agent not in USER_AGENTS:
+        raise ValueError(f"the {COMPILED_ARM} arm plays a user agent: run with --agent react (or a variant)")
+    if COMPILED_ARM in arms or agent_options(agent).get("compiled") == SHIPPED:
+        shipped_for(entry(env).name)  # a ValueError naming what is shipped, where none is for env
 
 
 def run_record(settings: BenchOptions) -> dict[str, Any]:
@@ -148,6 +162,8 @@ def resume_mismatches(saved: Mapping[str, Any], settings: BenchOptions) -> list[
         f"{key}: run has {saved.get(key)!r}, asked {asked[key]!r}"
         for key in RESUME_KEYS
         if _resume_value(key, run[key]) != _resume_value(key, asked[key])
+        # A run played through the Python API records no model's name: it cannot say which it was.
+        and not (key in UNNAMED_MODELS and not run[key])
     ]
 
 

@@ -1,7 +1,7 @@
 """`rbdspy compile-agent`: a user's own agent compiled on an environment's train tasks, with the
 environment's reward as the metric (DSPy's BootstrapFewShot; `rbdspy.optimizers.agent_compile`).
-Writes the program (DSPy JSON) and its card; `UserReAct(env, compiled=OUT)` and `rbdspy bench
---agent react --arms compiled-agent` play it."""
+Writes the program (DSPy JSON) and its card; `UserReAct(env, compiled=OUT)` plays it (the bench's
+`compiled-agent` arm and `--agent react-compiled` play the one rbdspy ships for the environment)."""
 
 from __future__ import annotations
 
@@ -43,15 +43,20 @@ def compile_agent_cmd(
     task_types = [t for t in types.split(",") if t]
     task_lm = lm_for(lm)
     dspy.configure(lm=task_lm, adapter=dspy.JSONAdapter())  # as the bench plays
-    try:
-        environment = make_env(name, task_types=task_types)
-    except (TypeError, ValueError) as error:
-        raise typer.BadParameter(str(error), param_hint="--env/--types") from error
+    environment = _open(name, task_types)
     started, clock = datetime.now(UTC).isoformat(), time.perf_counter()
     try:
-        trainset = agent_trainset(environment, task_types, per_type)
+        try:
+            trainset = agent_trainset(environment, task_types, per_type)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--types/--per-type") from error
         console.print(f"compiling {agent} on {len(trainset)} train tasks of {', '.join(task_types)}")
         program, report = compile_agent(lambda: make_agent(agent, environment, max_iters), trainset, max_demos)
+        if not report.won:
+            raise typer.BadParameter(
+                f"none of the {len(report.played)} train episodes was won: no demo to compile, nothing saved",
+                param_hint="--types/--per-type",
+            )
         card = {
             "agent": agent,
             "env": name,
@@ -76,3 +81,14 @@ def compile_agent_cmd(
         f"{report.won} of {len(report.played)} train episodes won; demos per predictor {report.demos}; "
         f"saved {directory}"
     )
+
+
+def _open(name: str, task_types: list[str]):
+    """The environment, told the types where its adapter takes them (the web's pages are opened per
+    type); the others serve every type and the trainset picks the ones named."""
+    try:
+        return make_env(name, task_types=task_types)
+    except TypeError:
+        return make_env(name)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--env/--types") from error

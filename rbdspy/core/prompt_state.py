@@ -14,6 +14,8 @@ log = logging.getLogger(__name__)
 # cost, so that a hostile or corrupted file cannot exhaust memory.
 MAX_FILE_BYTES = 5_000_000
 MAX_DEMOS = 64
+# What DSPy's Predict.dump_state writes for a predictor (and `fields`, which its load reads).
+PREDICTOR_KEYS = frozenset({"traces", "train", "demos", "signature", "lm", "fields"})
 
 
 def read_prompt_state(path: Path, allow_lm_settings: bool = False) -> dict:
@@ -29,7 +31,16 @@ def read_prompt_state(path: Path, allow_lm_settings: bool = False) -> dict:
     for name, entry in state.items():
         if not isinstance(entry, dict) or "signature" not in entry:
             continue
+        # DSPy sets every other key of a predictor's state on the predictor as it loads (a `config`
+        # would go with every LM call, an endpoint included): only what DSPy saves is read.
+        unknown = sorted(set(entry) - PREDICTOR_KEYS)
+        if unknown:
+            log.warning("%s: ignoring %s saved for %s (not a predictor's saved state)", path, ", ".join(unknown), name)
+            for key in unknown:
+                del entry[key]
         demos = entry.get("demos") or []
+        if not isinstance(demos, list) or not all(isinstance(d, dict) for d in demos):
+            raise ValueError(f"{path}: {name}'s demos are not a list of examples")
         if len(demos) > MAX_DEMOS:
             raise ValueError(f"{path}: {name} carries {len(demos):,} demos; a compiled prompt has at most {MAX_DEMOS}")
         if entry.get("lm") and not allow_lm_settings:

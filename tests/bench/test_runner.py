@@ -74,7 +74,7 @@ def test_lm_calls_are_counted_per_task(smoke_run):
     assert {r["env_actions"] for r in records["matts-parallel-k3"]} == {3 * SMOKE_MAX_STEPS}
     # Each rollout's outcome and the selector's pick are recorded (the test-time view); no rollouts elsewhere.
     assert all(r["rollouts"] == [False] * 3 and r["chosen"] in (0, 1, 2) for r in records["matts-parallel-k3"])
-    assert all("rollouts" not in r for r in records["no-memory"])
+    assert all("rollouts" not in r for arm in ("no-memory", "matts-sequential-k3") for r in records[arm])
     # sequential: steps + 2 refinement passes + judge (of the steps and both passes) + extractor
     refined = judge_calls(SMOKE_MAX_STEPS + 2)
     assert {r["lm_calls"] for r in records["matts-sequential-k3"]} == {SMOKE_MAX_STEPS + 2 + refined + 1}

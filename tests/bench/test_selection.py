@@ -16,10 +16,11 @@ def test_the_selector_is_counted_against_the_first_rollout_and_the_oracle():
         _record([False, True, True], 0),  # it took a loser where two won
         _record([True, False, False], 0),  # the first won and was kept
         _record([False, False, False], None),  # none won
+        _record([False, False, True], 7),  # an index that is not a rollout's: not a win
         _record([True, True, True], 2, phase="build"),  # build tasks are not counted
         {"phase": "measure", "success": True},  # an arm without rollouts
     ]
     view = selection_view(records)
-    assert view == {"n": 4, "k": 3, "first": 1, "selected": 2, "oracle": 3, "recovered": 0.5}
+    assert view == {"n": 5, "k": 3, "first": 1, "selected": 2, "oracle": 4, "recovered": 1 / 3}
     assert selection_view([{"phase": "measure", "success": True}]) is None
     assert selection_view([_record([True, False], 0)])["recovered"] is None  # the oracle gains nothing

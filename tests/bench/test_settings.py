@@ -59,6 +59,11 @@ def test_a_committed_run_resumes_with_the_settings_it_was_played_with():
     assert list(run_record(settings)) == list(saved)
     changed = resume_mismatches(saved, settings.replace(agent="auto", world_seed=6))
     assert changed == ["world_seed: run has 5, asked 6", "agent: run has 'routes-handle', asked 'auto'"]
+    # Another model does not resume the run; a run that named none (the Python API) cannot tell.
+    assert resume_mismatches(saved, settings.replace(lm_name="openai/gpt-4o-mini")) == [
+        "lm: run has 'local', asked 'openai/gpt-4o-mini'"
+    ]
+    assert resume_mismatches({**saved, "lm": "", "embedder": ""}, settings) == []
 
 
 @pytest.fixture
@@ -95,6 +100,15 @@ def test_settings_are_resolved_once_and_resolving_them_again_changes_nothing():
         resolve(BenchOptions(world_seed=2))
     with pytest.raises(ValueError, match="unknown agent variant 'smart'"):
         resolve(BenchOptions(agent="smart"))
+    # The compiled agent: a user agent's only, and only where rbdspy ships one for the environment.
+    with pytest.raises(ValueError, match="compiled-agent arm plays a user agent"):
+        resolve(BenchOptions(arms="no-memory,compiled-agent"))
+    with pytest.raises(ValueError, match="ships no compiled agent for twx"):
+        resolve(BenchOptions(arms="no-memory,compiled-agent", agent="react"))
+    with pytest.raises(ValueError, match="ships no compiled agent for twx"):
+        resolve(BenchOptions(agent="react-compiled"))
+    web = resolve(BenchOptions(env="web", task_set="web", agent="react-starter", arms="compiled-agent"))
+    assert web.env == "miniwob" and "compiled-agent" in web.arms
 
 
 def test_the_record_holds_what_describes_the_run_and_no_password():

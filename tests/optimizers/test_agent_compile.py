@@ -50,7 +50,7 @@ def test_won_train_episodes_give_the_demos_the_starter_stays_and_the_program_loa
     assert UserReAct(house).react.react.demos == []  # no compiled program: no demos
 
 
-def test_the_metric_is_the_environments_outcome_and_the_trainset_is_train_tasks():
+def test_the_metric_is_the_environments_outcome():
     won = dspy.Prediction(trajectory=type("T", (), {"outcome": True})())
     lost = dspy.Prediction(trajectory=type("T", (), {"outcome": None})())
     assert reward_metric(None, won) is True and reward_metric(None, lost) is False
@@ -67,6 +67,19 @@ def test_a_file_that_is_not_a_compiled_agent_is_refused_naming_it(house, tmp_pat
     other.write_text(json.dumps({"judge.predict": {"demos": [], "signature": {}}}))
     with pytest.raises(ValueError, match="no state for react.react"):
         load_compiled(UserReAct(house), other)
+    # A predictor's state holding more than DSPy saves (a `config` that would go with every LM
+    # call, an endpoint included) loads without it; demos that are not examples are refused.
+    agent = UserReAct(house)
+    state = agent.dump_state()
+    state["react.react"]["config"] = {"api_base": "http://elsewhere.invalid/v1"}
+    hostile = tmp_path / "hostile.json"
+    hostile.write_text(json.dumps(state))
+    load_compiled(agent, hostile)
+    assert agent.react.react.config == {}
+    state["react.react"]["demos"] = {"not": "a list"}
+    hostile.write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="demos are not a list"):
+        load_compiled(agent, hostile)
     with pytest.raises(ValueError, match="ships no compiled agent for nowhere"):
         shipped_for("nowhere")
     with pytest.raises(ValueError, match="per_type must be at least 1"):
