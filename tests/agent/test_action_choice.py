@@ -153,8 +153,8 @@ def test_the_cleaned_answer_is_what_is_matched():
 def test_a_long_list_is_fast():
     verbs, things = ("take", "open", "examine"), ("box", "key")
     listed = [f"{verb} {thing} {n}" for verb in verbs for thing in things for n in range(500)]
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU time: what the choice costs, not how busy the machine is
     for n in range(50):
         choose_admissible(f"take boxx {n}", listed)
-    assert (time.perf_counter() - start) / 50 < 0.05  # a step's choice out of 3,000 actions: well under a step
+    assert (time.process_time() - start) / 50 < 0.05  # a step's choice out of 3,000 actions: well under a step
     assert choose_admissible("take boxx 7", listed) == "take box 7"
