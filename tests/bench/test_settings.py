@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import rbdspy.bench
 import rbdspy.lm
 from rbdspy.bench import BenchOptions
-from rbdspy.bench.agent_variants import AGENT_VARIANTS
+from rbdspy.bench.agent_variants import AGENT_VARIANTS, USER_AGENTS
 from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.player import ArmPlayer
 from rbdspy.bench.report import reproduce_command
@@ -81,7 +81,7 @@ def test_every_committed_run_is_resumed_by_its_own_command(path, handed):
     """The command results.json prints for a committed run, given --resume, plays settings that
     match the run's (a run left at a variant since retired cannot be resumed, and is skipped)."""
     saved = json.loads(path.read_text(encoding="utf-8"))["config"]
-    if saved.get("agent", "auto") not in AGENT_VARIANTS:
+    if saved.get("agent", "auto") not in (*AGENT_VARIANTS, *USER_AGENTS):
         pytest.skip(f"agent variant {saved['agent']!r} no longer exists")
     argv = shlex.split(reproduce_command(saved_record(saved)))[1:]
     result = CliRunner().invoke(app, [*argv, "--out", str(path.parent), "--resume"])
