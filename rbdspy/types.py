@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rbdspy.core.roles import ACT, ASSISTANT_ROLE, OBSERVATION_ROLES, TOOL_ROLE
 from rbdspy.core.untrusted import neutralise
+from rbdspy.core.words import words_of
 
 VerdictLabel = Literal["success", "failure", "indeterminate"]
 SourceKind = Literal["success", "failure", "contrast", "refine", "manual", "record"]
@@ -137,9 +138,9 @@ class Trajectory(BaseModel):
             return text
         # Only a thing the text names by no word at all (an element by its number): an adapter's
         # own way of naming a thing ("door to bedroom" for "bedroom door") is not annotated.
-        said = set(_words(text))
+        said = set(words_of(text))
         args = typed.get("args") or ()
-        unsaid = [a for a in args if not set(_words(str(a))) & said] if isinstance(args, (list, tuple)) else []
+        unsaid = [a for a in args if not set(words_of(str(a))) & said] if isinstance(args, (list, tuple)) else []
         named = typed_action_text(typed) if unsaid else ""
         return f"{text} (= {named})" if named else text
 
@@ -164,10 +165,6 @@ def typed_action_text(typed: Mapping[str, Any]) -> str:
         return template.format(*(f'"{arg}"' for arg in args))
     except (IndexError, KeyError, ValueError):  # a note written by hand or by another program
         return ""
-
-
-def _words(text: str) -> list[str]:
-    return "".join(ch.lower() if ch.isalnum() else " " for ch in text).split()
 
 
 # A trajectory as prompt text cut by characters, what `Trajectory.render(max_chars)` writes: each

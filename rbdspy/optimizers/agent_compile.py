@@ -21,14 +21,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 import dspy
 
 from rbdspy.agent.compiled_agent import CARD_FILE, PROGRAM_FILE
-from rbdspy.envs.base import Environment
+from rbdspy.envs.base import Environment, interleave
 
 
 def reward_metric(example: dspy.Example, prediction: dspy.Prediction, trace: Any = None) -> bool:
@@ -49,7 +48,7 @@ def agent_trainset(env: Environment, task_types: Sequence[str], per_type: int) -
     empty = [t for t, tasks in zip(task_types, by_type, strict=True) if not tasks]
     if empty:
         raise ValueError(f"no train tasks of type {', '.join(empty)}")
-    refs = [ref for row in zip_longest(*by_type) for ref in row if ref is not None]
+    refs = interleave(by_type)
     return [dspy.Example(task=env.describe(ref), task_id=ref.id).with_inputs("task", "task_id") for ref in refs]
 
 
