@@ -7,7 +7,8 @@
 metrics.py (what is optimised), examples.py (records -> dspy.Example), recipes.py (one recipe per
 optimizer, budget -> knobs), instruction_pool.py (the written judging strategies the `pool` recipe
 scores), options.py (CompileOptions, a compile's settings), compile.py (run, evaluate before/after,
-save, log to MLflow).
+save, log to MLflow), frozen_parts.py (a user's compile of a program holding a bank: the bank's
+own parts kept out of it).
 """
 
 from rbdspy.optimizers.compile import (
@@ -21,6 +22,7 @@ from rbdspy.optimizers.compile import (
 )
 from rbdspy.optimizers.evaluation import EvalReport, evaluate
 from rbdspy.optimizers.examples import balanced_sample, extractor_example, judge_example, load_labelled, make_examples
+from rbdspy.optimizers.frozen_parts import freeze_bank_parts
 from rbdspy.optimizers.metrics import (
     extractor_feedback,
     extractor_score,
@@ -33,6 +35,7 @@ from rbdspy.optimizers.options import CompileOptions
 from rbdspy.optimizers.recipes import OPTIMIZERS, TARGETS
 
 __all__ = [
+    "freeze_bank_parts",
     "OPTIMIZERS",
     "TARGETS",
     "CompileOptions",
