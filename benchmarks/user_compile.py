@@ -1,13 +1,13 @@
 """A user's compile of their own program with a bank inside, measured: the compile guide's recipe
 (docs/guides/compile.md, "Compile your own program with a bank inside") on the embedded LM.
 
-The program is the guide's `Solver`: a ReasoningBank around a ChainOfThought, then a check step of
-the user's own. The tasks are counting word problems written here from templates, so every answer
-is known: train on legs (animals), measure on legs with other animals and numbers and on wheels
-(vehicles), a kind the compile never saw. `BootstrapFewShot` over the train problems with the
-bank's own parts frozen (`freeze_bank_parts`), the metric the user's: the answer's number right.
-Each program then plays the dev problems in order over a fresh store of its own (the bank learns
-as it goes, as in use), scored by DSPy's `Evaluate`, and the two are compared task by task.
+The program is the guide's `Solver`: a ReasoningBank around the user's ChainOfThought. The tasks are
+counting word problems written here from templates, so every answer is known: train on legs
+(animals), measure on legs with other animals and numbers and on wheels (vehicles), a kind the
+compile never saw. `BootstrapFewShot` over the train problems with the bank's own parts frozen
+(`freeze_bank_parts`), the metric the user's: the answer's number right. Each program then plays the
+dev problems in order over a fresh store of its own (the bank learns as it goes, as in use), scored
+by DSPy's `Evaluate`, and the two are compared task by task.
 
     python -m benchmarks.user_compile [--lm local] [--train 6] [--dev 16] [--seed 0] [--out DIR]
 """
@@ -42,16 +42,14 @@ NUMBER = re.compile(r"-?\d+")
 
 
 class Solver(dspy.Module):
-    """The guide's program: a bank around the user's agent, then a check of the user's own."""
+    """The guide's program: a bank around the user's agent."""
 
     def __init__(self, store: rbdspy.MemoryStore):
         super().__init__()
         self.bank = rbdspy.ReasoningBank(dspy.ChainOfThought("task, memory -> answer"), store)
-        self.check = dspy.Predict("task, draft -> answer")
 
     def forward(self, task: str) -> dspy.Prediction:
-        draft = self.bank(task=task)
-        return self.check(task=task, draft=draft.answer)
+        return self.bank(task=task)
 
 
 def number_right(example: dspy.Example, prediction: dspy.Prediction, trace=None) -> bool:
