@@ -98,6 +98,7 @@ def play(program: dspy.Module, devset: list[dspy.Example]) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> dict:
+    session = session_info()  # where and at which revision it started, not where it ended
     dspy.configure(lm=rbdspy.make_lm(args.lm))
     embedder = rbdspy.make_embedder(args.embedder)
     train, dev = problems(args.train, args.dev, args.seed)
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> dict:
         played[arm] = {"rows": play(fresh, dev), "wall_s": time.perf_counter() - started}
     right = {arm: [float(r["right"]) for r in p["rows"]] for arm, p in played.items()}
     return {
-        "session": session_info(),
+        "session": session,
         "command": benchmark_command(
             "user_compile",
             f"--lm {args.lm} --embedder {args.embedder} --train {args.train} --dev {args.dev}",
