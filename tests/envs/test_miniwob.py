@@ -325,3 +325,58 @@ def test_compile_agent_compiles_a_users_react_on_train_pages_with_the_reward_as_
     finally:
         env.close()
     assert demos[0]["task"] == first and len(demos) > 1  # the won page's call, the starter after it
+
+
+def test_matts_parallel_plays_one_page_k_times_around_a_users_react_and_records_each_rollout(web, tmp_path):
+    """The test-time view of MaTTS on the web (`rbdspy.bench.selection`) reads each rollout's outcome
+    from the page and the selector's pick: every rollout starts from the same fresh page."""
+    import itertools
+
+    import dspy
+    from dspy.utils import DummyLM
+
+    import rbdspy
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.bench.cost import lm_role
+    from rbdspy.bench.player import task_record
+    from rbdspy.bench.selection import selection_view
+    from rbdspy.bench.tasks import BenchTask
+    from rbdspy.lm.usage import LmUsage
+    from rbdspy.memory.embedders import HashEmbedder
+    from rbdspy.scaling.matts import MaTTS
+
+    tid = "miniwob/enter-text/train/4"
+    text = _quoted(web.describe(tid))
+    lesson = {"title": "Fill, then submit", "description": "A form with one field.", "content": "Type, then click."}
+    answers = {
+        "fields: `verdict`": {"verdict": "success"},
+        "`best_index`": {"rationale": "both submitted", "best_index": 1},
+        "fields: `lessons`": {"lessons": [lesson]},
+        "fields: `reasoning`, then `answer`": {"reasoning": "", "answer": "done"},
+    }
+
+    fill = {"next_thought": "fill", "next_tool_name": "act", "next_tool_args": {"action": f'fill(5, "{text}")'}}
+    submit = {"next_thought": "submit", "next_tool_name": "act", "next_tool_args": {"action": "click(6)"}}
+    finish = {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}}
+    turns = itertools.cycle([fill, submit, finish])  # every rollout plays the same three turns
+
+    class Turns(DummyLM):
+        """ReAct's turns in order within each rollout; the other predictors answered by their fields."""
+
+        def forward(self, prompt=None, messages=None, **kwargs):
+            step = "fields: `next_thought`" in str(messages[-1]["content"])
+            self.answers = {"fields: `next_thought`": next(turns), **answers} if step else answers
+            return super().forward(prompt=prompt, messages=messages, **kwargs)
+
+    with rbdspy.MemoryStore(tmp_path / "bank", embedder=HashEmbedder(dim=32)) as store:
+        mat = MaTTS(rbdspy.paper_bank(UserReAct(web, max_iters=4), store), k=2, mode="parallel")
+        lm = Turns(answers, adapter=dspy.JSONAdapter())
+        with dspy.context(lm=lm), LmUsage(classify=lm_role) as usage:
+            pred = mat(task=web.describe(tid), task_id=tid)
+        task = BenchTask(0, tid, "measure", "enter-text")
+        record = task_record(task, "matts-parallel-k3", pred, usage, 1.0, len(store))
+    assert [r.trajectory.outcome for r in pred.rollouts] == [True, True]
+    assert pred.chosen == 1 and pred.memories_added
+    assert record["rollouts"] == [True, True] and record["chosen"] == 1
+    view = selection_view([record])
+    assert (view["n"], view["k"], view["first"], view["selected"], view["oracle"]) == (1, 2, 1, 1, 1)
