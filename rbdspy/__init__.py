@@ -33,7 +33,7 @@ from rbdspy.lessons.extractor import Extractor
 from rbdspy.lm import make_embedder, make_lm
 from rbdspy.loop.demo_memory import DemoMemory
 from rbdspy.loop.learner import Learner
-from rbdspy.loop.presets import actions_bank, default_bank, paper_bank, world_bank
+from rbdspy.loop.presets import actions_bank, default_bank, own_agent_bank, paper_bank, world_bank
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import HashEmbedder, MemoryStore, format_memory_block
@@ -85,6 +85,7 @@ __all__ = [
     "make_embedder",
     "paper_bank",
     "default_bank",
+    "own_agent_bank",
     "actions_bank",
     "world_bank",
     "log_bank",

@@ -5,6 +5,7 @@ record each uses. The docs and the benchmark's arms build their banks from these
     rbdspy.default_bank(agent, store)    # rbdspy's defaults: what ReasoningBank(agent, store) is
     rbdspy.actions_bank(agent, store)    # k=3, no floor, each judged success also stored as its actions
     rbdspy.world_bank(agent, store)      # a world that persists: k=10, no floor, every episode recorded
+    rbdspy.own_agent_bank(agent, store)  # for your own program: its judged wins served back as demos
 
 Each function takes the bank's other parts and options as ReasoningBank does (`judge=`,
 `trust_outcome=`, `compiled=`, ...); a part passed replaces the preset's (`retriever=`, `extractor=`).
@@ -27,6 +28,7 @@ import dspy
 from rbdspy.lessons.auto import IN_A_WORLD
 from rbdspy.lessons.episode_record import RECORD_BY_WORLD, ROUTE_MEMORIES, SUCCESSES
 from rbdspy.lessons.extractor import Extractor
+from rbdspy.loop.demo_memory import DemoMemory
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
@@ -119,6 +121,19 @@ def default_bank(agent: dspy.Module, store: MemoryStore, **parts_and_options: An
     by situation with the embedder's measured floor, utility ranking, records in a world that
     persists."""
     return DEFAULTS.bank(agent, store, **parts_and_options)
+
+
+def own_agent_bank(agent: dspy.Module, store: MemoryStore, **parts_and_options: Any) -> DemoMemory:
+    """rbdspy's default for a program that is not `EnvAgent` (a user's `dspy.ReAct`): its own
+    judged-successful episodes served back to its predictors as DSPy demos (`DemoMemory`), the most
+    similar one by the paper's retrieval (k=1 by task-text similarity, no floor).
+
+    Chosen by a rule written down before the choice, from the web stream's build tasks only (the
+    form with the most wins among those labelled by the judge: `python -m benchmarks.choose_default`);
+    what it does on tasks no one chose it on is in docs/results/memory.md."""
+    if parts_and_options.get("retriever") is None:
+        parts_and_options["retriever"] = PAPER.retriever(store)
+    return DemoMemory(agent, store, **parts_and_options)
 
 
 def actions_bank(agent: dspy.Module, store: MemoryStore, **parts_and_options: Any) -> ReasoningBank:

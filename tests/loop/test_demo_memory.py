@@ -141,3 +141,18 @@ def test_a_won_episode_whose_page_carries_instructions_is_not_kept_with_a_trajec
             won = bank(task="open the blue door")
         assert won.trajectory.outcome is True and won.memories_added == [] and store.list() == []
         assert quarantine.refused
+
+
+def test_own_agent_bank_labels_by_the_judge_and_serves_the_one_most_similar_win(tmp_path):
+    import rbdspy
+
+    answers = {"fields: `action`": {"action": "win"}, "fields: `verdict`": {"verdict": "success"}}
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = rbdspy.own_agent_bank(OneStepAgent(), store)
+        assert isinstance(bank, DemoMemory) and bank.retriever.k == 1
+        with dspy.context(lm=DummyLM(answers, adapter=dspy.JSONAdapter())):
+            first = bank(task="open the blue door")
+            bank(task="open the red window")
+            third = bank(task="open the green door")
+        assert first.verdict.label == "success" and len(store) == 3  # the judge labelled all three
+        assert [m.task for m in third.memories_used] == ["open the blue door"]
