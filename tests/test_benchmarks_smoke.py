@@ -345,3 +345,23 @@ def test_web_pilot_plays_train_seeds_with_a_bare_react_and_resumes(tmp_path, mon
     module.main(["--types", "click-button,focus-text", "--per-type", "2", "--max-iters", "2", "--out", str(out)])
     assert len(out.read_text().splitlines()) == 4  # nothing played again
     assert "| click-button | 0/2 |" in capsys.readouterr().out
+
+
+def test_web_observation_size_replays_build_records_on_real_pages(tmp_path, capsys):
+    if shutil.which("chromedriver") is None:
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    module = _load("web_observation_size")
+    arms = tmp_path / "run" / "arms"
+    arms.mkdir(parents=True)
+    kind = {"task_type": "click-button", "arm": "a"}
+    build = kind | {"index": 0, "task_id": "miniwob/click-button/train/98", "phase": "build"}
+    measured = kind | {"index": 1, "task_id": "miniwob/click-button/dev/10001", "phase": "measure"}
+    rows = [build | {"success": False, "actions": ["click(999)"]}, measured | {"success": True, "actions": []}]
+    (arms / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    text = module.main(["--run", str(tmp_path / "run"), "--tokenizer", "chars", "--out", str(tmp_path / "out")])
+    episodes = [json.loads(line) for line in (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()]
+    # Only the build record is played: the first page and the answer to its one action.
+    assert [e["task_id"] for e in episodes] == ["miniwob/click-button/train/98"]
+    assert len(episodes[0]["answers"]) == len(episodes[0]["pages"]) == 2 and episodes[0]["won_again"]
+    assert min(episodes[0]["pages"]) > 5 and "| **all** | 2 |" in text
+    assert module.percentile([1, 2, 3, 4, 100], 95) == 100 and module.percentile([5, 1, 3], 50) == 3
