@@ -29,4 +29,6 @@ if [[ -z "${SKIP_AGENT:-}" ]]; then
   rbdspy data build "${TWX[@]}" "${SMALL[@]}" --agent-lm local-fast --split train --n 38 --seed 2 --out $D/twx-agent-local-fast-train.jsonl
   rbdspy data build "${TWX[@]}" "${SMALL[@]}" --agent-lm local-fast --split dev --n 20 --seed 3 --out $D/twx-agent-local-fast-dev.jsonl
 fi
+# A user's ReAct on MiniWoB++ train seeds: the web stream's build tasks as its arms played them.
+rbdspy data from-bench docs/bench/web-stream-local --phase build --out $D/web-react-train.jsonl
 rbdspy data stats $D/*.jsonl
