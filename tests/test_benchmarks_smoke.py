@@ -365,3 +365,37 @@ def test_web_observation_size_replays_build_records_on_real_pages(tmp_path, caps
     assert len(episodes[0]["answers"]) == len(episodes[0]["pages"]) == 2 and episodes[0]["won_again"]
     assert min(episodes[0]["pages"]) > 5 and "| **all** | 2 |" in text
     assert module.percentile([1, 2, 3, 4, 100], 95) == 100 and module.percentile([5, 1, 3], 50) == 3
+
+
+def test_judge_band_transfer_scores_given_bands_paired_against_the_first(tmp_path, capsys):
+    module = _load("judge_band_transfer")
+    views = ("last-action", "last-steps", "recent-steps", "actions")
+
+    def row(label, p):  # every question answered p: the score is p
+        return {"family": "miniwob", "label": label, "probabilities": dict.fromkeys(views, p)}
+
+    # Successes score 0.15-0.2, failures 0.05-0.1: a threshold of 0.26 calls everything a failure.
+    rows = [row("success", p) for p in (0.15, 0.18, 0.2)] + [row("failure", p) for p in (0.05, 0.08, 0.1, 0.12)]
+    _probability_run(tmp_path / "run", rows)
+    judge = tmp_path / "calibrated"
+    judge.mkdir()
+    (judge / "judge.json").write_text(json.dumps({"band_state": {"band": [0.13, 0.13]}}))
+    text = module.main(
+        [
+            "--judged",
+            str(tmp_path / "run"),
+            "--band",
+            "shipped=0.26",
+            "--band",
+            f"web={judge}",
+            "--write",
+            str(tmp_path / "w"),
+        ]
+    )
+    shipped, web = json.loads((tmp_path / "w" / "results.json").read_text())
+    assert shipped["balanced_accuracy"] == 0.5 and shipped["false_failure_rate"] == 1.0 and shipped["vs_first"] is None
+    assert web["band"] == [0.13, 0.13] and web["balanced_accuracy"] == 1.0
+    assert web["vs_first"]["diff"] == 0.5 and web["vs_first"]["low"] == 0.5  # every resample separates them
+    assert "| web | [0.130, 0.130) | 7 | 100.0% |" in text
+    with pytest.raises(SystemExit, match="NAME=THRESHOLD"):
+        module.main(["--judged", str(tmp_path / "run"), "--band", "0.26"])
