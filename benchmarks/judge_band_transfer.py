@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.judge_probability_band import evaluate, load, verdicts
+from benchmarks.judge_probability_band import load, verdicts
 from rbdspy.bench import tables
 from rbdspy.judge.probability import DEFAULT_PROBABILITY_VIEWS
 from rbdspy.optimizers.metrics import judge_report
@@ -74,8 +74,8 @@ def report(rows: list[dict], bands: list[tuple[str, tuple[float, float]]]) -> tu
     first = verdicts(rows, views, bands[0][1])
     lines, results = [], []
     for name, band in bands:
-        rep = evaluate(rows, views, band)
         mine = verdicts(rows, views, band)
+        rep = judge_report([r["label"] for r in rows], mine)
         diff = paired_difference(rows, mine, first) if name != bands[0][0] else None
         results.append({"band_name": name, "band": band, "n": len(rows), **rep, "vs_first": diff})
         shown = "-" if diff is None else _points(diff)

@@ -11,7 +11,7 @@ is the page's text alone. Measured tasks are never opened here.
         [--arms A,B] [--out DIR]
 
 `--tokenizer local` reads the tokenizer out of the embedded model's GGUF file (transformers with the
-`gguf` package, no download); `chars` counts 4 characters as a token, as `rbdspy.render.budget` does.
+`gguf` package, no download); `chars` is `rbdspy.render.budget.estimate_tokens` (characters / 3.5).
 """
 
 from __future__ import annotations
@@ -25,16 +25,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from rbdspy.bench.labelled import run_arms
 from rbdspy.bench.provenance import session_info
+from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.tables import benchmark_command, table
 from rbdspy.envs import make_env
 from rbdspy.maps.tools import EnvironmentTools
+from rbdspy.render.budget import estimate_tokens
 
 Counter = Callable[[str], int]
-
-
-def chars_counter() -> Counter:
-    return lambda text: math.ceil(len(text) / 4)
 
 
 def local_counter(spec: str = "local") -> Counter:
@@ -54,14 +53,8 @@ def local_counter(spec: str = "local") -> Counter:
 
 def build_episodes(run: Path, arms: list[str] | None) -> list[dict]:
     """Every build record of the run's arms (`arms`: all when None), in stream order."""
-    rows = []
-    for path in sorted((run / "arms").glob("*.jsonl")):
-        if arms and path.stem not in arms:
-            continue
-        for line in path.read_text().splitlines():
-            record = json.loads(line) if line.strip() else None
-            if record and record["phase"] == "build":
-                rows.append(record)
+    names = [arm for arm in run_arms(run) if not arms or arm in arms]
+    rows = [r for arm in names for r in read_records(arm_path(run, arm)) if r["phase"] == "build"]
     if not rows:
         raise SystemExit(f"{run}: no build records in arms/*.jsonl" + (f" for arms {','.join(arms)}" if arms else ""))
     return sorted(rows, key=lambda r: (r["index"], r["arm"]))
@@ -131,7 +124,7 @@ def main(argv: list[str] | None = None) -> str:
     arms = args.arms.split(",") if args.arms else None
     records = build_episodes(args.run, arms)
     info = session_info()
-    count = local_counter() if args.tokenizer == "local" else chars_counter()
+    count = local_counter() if args.tokenizer == "local" else estimate_tokens
     env = make_env("web")
     episodes, started = [], time.perf_counter()
     try:
