@@ -137,6 +137,17 @@ def _build_scaling(k: int, preset: Preset = DEFAULTS, **options: Any) -> Callabl
     return lambda ctx: BuildTimeScaling(_preset(preset, **options)(ctx), _build_ids(ctx), k=k)
 
 
+def _demo_scaling(k: int, build_only: bool = True) -> Callable[[BuildContext], dspy.Module]:
+    """The own-agent default (`demo-memory`) with MaTTS (k parallel rollouts, each won one kept as
+    demos) on the build tasks only, or on every task (`build_only=False`: the test-time view)."""
+
+    def build(ctx: BuildContext) -> dspy.Module:
+        bank = _baseline(DemoMemory)(ctx)
+        return BuildTimeScaling(bank, _build_ids(ctx), k=k) if build_only else MaTTS(bank, k=k)
+
+    return build
+
+
 ARMS: dict[str, Arm] = {
     arm.name: arm
     for arm in (
@@ -269,6 +280,24 @@ ARMS: dict[str, Arm] = {
             _build_scaling(5),
         ),
         Arm(
+            "demo-build-k3",
+            "demo-memory, each build task played by 3 parallel rollouts (MaTTS), every won rollout kept as "
+            "demos; measured tasks once",
+            _demo_scaling(3),
+        ),
+        Arm(
+            "demo-build-k5",
+            "demo-memory, each build task played by 5 parallel rollouts (MaTTS), every won rollout kept as "
+            "demos; measured tasks once",
+            _demo_scaling(5),
+        ),
+        Arm(
+            "demo-matts-k3",
+            "demo-memory with MaTTS parallel on every task: 3 rollouts, best-of-3 by the selector (judge "
+            "labels), every won rollout kept as demos",
+            _demo_scaling(3, build_only=False),
+        ),
+        Arm(
             "reasoningbank-k1",
             "retrieval ablation: ReasoningBank with top-1 (same as reasoningbank)",
             _preset(PAPER, k=1),
@@ -339,6 +368,8 @@ ARM_SETS: dict[str, list[str]] = {
     "compiled-agent": [BASELINE, "compiled-agent"],
     # Memory bought with compute on the build tasks (issue 67's scaling over k = 1, 3, 5).
     "build-scaling": [BASELINE, "reasoningbank-improved", "improved-build-k3", "improved-build-k5"],
+    # The same for a user's agent (--agent react...), whose default bank keeps its won episodes as demos.
+    "demo-scaling": [BASELINE, "demo-memory", "demo-build-k3", "demo-build-k5"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
     # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
     "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],

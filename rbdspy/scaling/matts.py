@@ -25,6 +25,7 @@ import dspy
 from rbdspy.core.lm_errors import configured_lm
 from rbdspy.core.plan import Blocking, Call, Gather, Plan, arun, run
 from rbdspy.judge.base import indeterminate
+from rbdspy.lessons.success_writer import SuccessItemWriter
 from rbdspy.loop import compiled_prompts
 from rbdspy.loop.reasoning_bank import RESULT_FIELDS, ReasoningBank, Recall
 from rbdspy.scaling.ray_rollouts import check_agent, remote_rollouts
@@ -44,19 +45,28 @@ MATTS_FIELDS = (*RESULT_FIELDS, "rollouts", "verdicts", "chosen", "selection", "
 CALLER_ERRORS = (ValueError, TypeError)
 
 
+def keeps_episodes(bank: ReasoningBank) -> bool:
+    """Whether the bank's memory is its successful episodes themselves (exemplars, workflows, the
+    agent's own demos: a `SuccessItemWriter` extracts), not lessons drawn from them. Such a bank
+    serves a won episode as it was, so k rollouts give it each judged success, never a contrast."""
+    return isinstance(bank.extractor, SuccessItemWriter)
+
+
 class MaTTS(dspy.Module):
     """Memory-aware test-time scaling around a `ReasoningBank` and the agent inside it.
 
     `MaTTS(bank, k=3, mode="parallel")(**task_inputs)` retrieves memory once (the same block
     goes to every rollout; the items are marked used once), then:
 
-    - parallel: k rollouts of `bank.agent`, each under a copy of the configured LM with its own
-      `rollout_id` and `temperature` (so DSPy's cache cannot answer k times with one
-      rollout, and the model samples); each rollout is judged (or labelled by its
-      environment outcome when the bank has `trust_outcome`); `TrajectorySelector` picks the
-      best (an LM with a rubric, falling back to a rule); `ContrastiveDistiller` writes up to
+    - parallel: k rollouts of the agent as the bank serves it (`bank.acting`), each under a copy
+      of the configured LM with its own `rollout_id` and `temperature` (so DSPy's cache cannot
+      answer k times with one rollout, and the model samples); each rollout is judged (or
+      labelled by its environment outcome when the bank has `trust_outcome`);
+      `TrajectorySelector` picks the best (an LM with a rubric, falling back to a rule); `ContrastiveDistiller` writes up to
       5 lessons (source "contrast") from all the judged rollouts. With only one judged rollout
-      left, the bank's Extractor learns from it instead (up to 3).
+      left, the bank's Extractor learns from it instead (up to 3). A bank whose memory is its
+      won episodes themselves (`keeps_episodes`: exemplars, workflows, `DemoMemory`'s demos) gets
+      each judged rollout through its own extractor instead: up to k successes kept.
     - sequential: one rollout (the configured LM as is), then k-1 `TrajectoryRefiner` passes;
       the final trajectory, whose refinement notes are appended as steps, is judged and the
       Extractor writes up to 3 lessons (source "refine") from it, notes included.
@@ -199,10 +209,12 @@ class MaTTS(dspy.Module):
 
     # ---- parallel -------------------------------------------------------------------------
 
-    def _judged_rollout(self, agent_inputs: dict, task: str, index: int, lm: dspy.BaseLM, rollout_id: int) -> Plan:
-        """Plan -> one sampled rollout, labelled by the bank's learner when it ran."""
+    def _judged_rollout(
+        self, acting: dspy.Module, agent_inputs: dict, task: str, index: int, lm: dspy.BaseLM, rollout_id: int
+    ) -> Plan:
+        """Plan -> one sampled rollout of `acting`, labelled by the bank's learner when it ran."""
         rollout = yield from rollout_plan(
-            self.bank.agent, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
+            acting, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
         )
         return (yield from self._label_rollout(rollout))
 
@@ -213,9 +225,9 @@ class MaTTS(dspy.Module):
             rollout.verdict = yield from self.bank.learner.label_plan(rollout.trajectory)
         return rollout
 
-    def _ray_rollouts(self, agent_inputs: dict, task: str, lm: dspy.BaseLM) -> Plan:
+    def _ray_rollouts(self, acting: dspy.Module, agent_inputs: dict, task: str, lm: dspy.BaseLM) -> Plan:
         """Plan -> the k rollouts run as Ray tasks, then labelled here (the judge and the store stay local)."""
-        args = (self.bank.agent, agent_inputs, task, lm, self.rollout_ids, self.temperature)
+        args = (acting, agent_inputs, task, lm, self.rollout_ids, self.temperature)
         rollouts = yield Blocking(remote_rollouts, args)
         return (yield Gather([self._label_rollout(r) for r in rollouts]))
 
@@ -224,6 +236,14 @@ class MaTTS(dspy.Module):
         rollout's lessons (the only judged one; with contrast off, the chosen one)."""
         judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
         learner = self.bank.learner
+        if self.contrast and keeps_episodes(self.bank):
+            added: list[MemoryItem] = []
+            for rollout in judged:
+                learned = yield from learner.learn_plan(
+                    rollout.trajectory, verdict=rollout.verdict, situation=situation
+                )
+                added += learned.memories_added
+            return added
         if self.contrast and len(judged) >= 2:
             trajectories, verdicts = [r.trajectory for r in judged], [r.verdict for r in judged]
             return (yield from learner.contrast_plan(task, trajectories, verdicts, situation=situation))
@@ -248,10 +268,13 @@ class MaTTS(dspy.Module):
     def _parallel(self, recall: Recall, agent_inputs: dict, lessons: bool = True) -> Plan:
         task, used = recall.task, recall.memories
         lm = configured_lm()
+        acting = self.bank.acting(recall)
         if self.executor == "ray":
-            rollouts = yield from self._ray_rollouts(agent_inputs, task, lm)
+            rollouts = yield from self._ray_rollouts(acting, agent_inputs, task, lm)
         else:
-            plans = [self._judged_rollout(agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)]
+            plans = [
+                self._judged_rollout(acting, agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)
+            ]
             rollouts = yield Gather(plans)
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])
@@ -284,7 +307,7 @@ class MaTTS(dspy.Module):
 
     def _sequential(self, recall: Recall, agent_inputs: dict, lessons: bool = True) -> Plan:
         task, used = recall.task, recall.memories
-        first = yield from rollout_plan(self.bank.agent, agent_inputs, task, 0)
+        first = yield from rollout_plan(self.bank.acting(recall), agent_inputs, task, 0)
         if self._all_failed([first]):
             return self._result([first], None, used, [])
         passes, trajectory = [first], first.trajectory

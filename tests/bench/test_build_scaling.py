@@ -54,3 +54,17 @@ def test_the_scaling_arms_take_the_streams_build_tasks(tmp_path):
         program = ARMS["improved-build-k5"].build(BuildContext(agent=Solver(), store=store, stream=stream))
     assert program.build_ids == {"t/train/1"} and program.scaled.k == 5
     assert ARM_SETS["build-scaling"][-2:] == ["improved-build-k3", "improved-build-k5"]
+
+
+def test_the_demo_scaling_arms_wrap_the_own_agent_default(tmp_path):
+    from rbdspy.loop.demo_memory import DemoMemory
+    from rbdspy.scaling.matts import MaTTS
+
+    stream = (BenchTask(index=0, task_id="t/train/1", phase="build", task_type="t"),)
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        context = BuildContext(agent=Solver(), store=store, stream=stream)
+        built = ARMS["demo-build-k3"].build(context)
+        every_task = ARMS["demo-matts-k3"].build(context)
+    assert isinstance(built.bank, DemoMemory) and built.scaled.k == 3 and built.build_ids == {"t/train/1"}
+    assert isinstance(every_task, MaTTS) and isinstance(every_task.bank, DemoMemory) and every_task.k == 3
+    assert ARM_SETS["demo-scaling"] == ["no-memory", "demo-memory", "demo-build-k3", "demo-build-k5"]
