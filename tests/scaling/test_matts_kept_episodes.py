@@ -13,20 +13,7 @@ from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.scaling.matts import MaTTS, keeps_episodes
-from rbdspy.types import Step, Trajectory
-
-
-class OneStepAgent(dspy.Module):
-    """One action; the task is won when the action is 'win'."""
-
-    def __init__(self):
-        super().__init__()
-        self.step = dspy.Predict("task, memory -> action")
-
-    def forward(self, task: str, memory: str = ""):
-        action = self.step(task=task, memory=memory).action
-        steps = [Step(role="agent", content=action), Step(role="environment", content="ok")]
-        return dspy.Prediction(answer=action, trajectory=Trajectory(task=task, steps=steps, outcome=action == "win"))
+from tests.loop.agents_testing import OneStepAgent
 
 
 class ByRollout(DummyLM):
