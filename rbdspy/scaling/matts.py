@@ -62,8 +62,9 @@ class MaTTS(dspy.Module):
       of the configured LM with its own `rollout_id` and `temperature` (so DSPy's cache cannot
       answer k times with one rollout, and the model samples); each rollout is judged (or
       labelled by its environment outcome when the bank has `trust_outcome`);
-      `TrajectorySelector` picks the best (an LM with a rubric, falling back to a rule); `ContrastiveDistiller` writes up to
-      5 lessons (source "contrast") from all the judged rollouts. With only one judged rollout
+      `TrajectorySelector` picks the best (an LM with a rubric, falling back to a rule);
+      `ContrastiveDistiller` writes up to 5 lessons (source "contrast") from all the judged
+      rollouts. With only one judged rollout
       left, the bank's Extractor learns from it instead (up to 3). A bank whose memory is its
       won episodes themselves (`keeps_episodes`: exemplars, workflows, `DemoMemory`'s demos) gets
       each judged rollout through its own extractor instead: up to k successes kept.
@@ -233,7 +234,8 @@ class MaTTS(dspy.Module):
 
     def _learn_parallel(self, task: str, ok: list[Rollout], chosen: Rollout, situation: str | None) -> Plan:
         """Plan -> items written: a contrast of the judged rollouts (two or more), else one
-        rollout's lessons (the only judged one; with contrast off, the chosen one)."""
+        rollout's lessons (the only judged one; with contrast off, the chosen one); for a bank that
+        keeps won episodes, each judged rollout through its own extractor."""
         judged = [r for r in ok if r.verdict is not None and r.verdict.is_determinate]
         learner = self.bank.learner
         if self.contrast and keeps_episodes(self.bank):
