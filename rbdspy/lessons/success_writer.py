@@ -37,6 +37,11 @@ class SuccessItemWriter(dspy.Module):
         lessons = [done for lesson in normalise_lessons(drafts, cap=1) if (done := self._finish(lesson, trajectory))]
         return dspy.Prediction(lessons=lessons, kind="success")
 
+    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
+        """Nothing: a success-only design writes an item only for a judged success, and a bank whose
+        agent reads no lessons judges nothing (`Extractor.records` is its counterpart)."""
+        return []
+
     def forward(self, task: str, trajectory: Any, verdict: Verdict | str) -> dspy.Prediction:
         return run(self._plan(task, trajectory, verdict))
 

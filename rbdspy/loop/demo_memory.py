@@ -167,6 +167,11 @@ class DemoMemory(ReasoningBank):
     def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem], world: str | None = None):
         return super().agent_inputs(task_inputs, [], world)
 
+    def reads_lessons(self, task_inputs: dict[str, Any]) -> bool:
+        """Always: the memory reaches the agent's predictors as demos, not through the memory block,
+        so whether the agent reads that block does not decide whether its episodes are judged."""
+        return True
+
     def acting(self, recall: Recall) -> dspy.Module:
         demos = demos_by_predictor(recall.memories, self.max_demos)
         return ServedDemos(self.agent, demos, recall.task, self.memory_field)

@@ -144,3 +144,21 @@ def test_own_agent_bank_labels_by_the_judge_and_serves_the_one_most_similar_win(
             third = bank(task="open the green door")
         assert first.verdict.label == "success" and len(store) == 3  # the judge labelled all three
         assert [m.task for m in third.memories_used] == ["open the blue door"]
+
+
+def test_an_agent_that_reads_no_memory_block_still_has_its_won_episodes_kept_as_demos(tmp_path):
+    class NoLessons(OneStepAgent):
+        def reads_lessons(self, **_):
+            return False
+
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = _bank(store, NoLessons())
+        with dspy.context(lm=DummyLM([{"action": "win"}])):
+            won = bank(task="open the blue door")
+    (item,) = won.memories_added
+    assert item.demos[0].outputs == {"action": "win"}
+
+
+def test_a_success_only_writer_has_no_record_for_a_bank_that_judges_nothing():
+    trajectory = Trajectory(task="t", steps=[Step(role="agent", content="win")], outcome=True)
+    assert DemoWriter().records("t", trajectory, "success") == []
