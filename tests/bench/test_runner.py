@@ -147,9 +147,11 @@ def test_unknown_arms_are_refused():
     scaling = parse_arms("matts-scaling")
     assert scaling == [f"matts-{mode}-k{k}" for mode in ("parallel", "sequential") for k in (1, 2, 3)]
     # "all" is every arm a TextWorld-Express or ScienceWorld stream can play; the controls need a
-    # persistent world (--env textworld) and have their own set, the compiled agent a user agent.
+    # persistent world (--env textworld) and have their own set, the compiled agent and the demo
+    # scaling arms are for a user agent.
     controls = set(parse_arms("controls"))
-    others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent"}
+    others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent", "demo-build-k3", "demo-build-k5"}
+    others |= {"demo-matts-k3"}
     assert set(parse_arms("all")) | others | set(scaling) | controls == set(ARMS)
 
 
