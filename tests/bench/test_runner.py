@@ -150,8 +150,8 @@ def test_unknown_arms_are_refused():
     # persistent world (--env textworld) and have their own set, the compiled agent and the demo
     # scaling arms are for a user agent.
     controls = set(parse_arms("controls"))
-    others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent", "demo-build-k3", "demo-build-k5"}
-    others |= {"demo-matts-k3"}
+    others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent"}
+    others |= {"demo-build-k3", "demo-build-k5", "demo-matts-k3"}
     assert set(parse_arms("all")) | others | set(scaling) | controls == set(ARMS)
 
 

@@ -43,15 +43,18 @@ def script(select=None, contrast=None, extract=None, refine=None, judge=None):
 
 
 class RolloutLM(DummyLM):
-    def __init__(self, answers, by_rollout=None):
+    """Copies made for a rollout in `by_rollout` answer the agent's output `field` with its value."""
+
+    def __init__(self, answers, by_rollout=None, field="answer"):
         super().__init__(answers)
         self.by_rollout = by_rollout or {}
+        self.field = field
 
     def copy(self, **kwargs):
         copied = super().copy(**kwargs)
         rollout_id = copied.kwargs.get("rollout_id")
         if rollout_id in self.by_rollout:
-            copied.answers = {"## answer ##": {"answer": self.by_rollout[rollout_id]}}
+            copied.answers = {f"## {self.field} ##": {self.field: self.by_rollout[rollout_id]}}
         return copied
 
 

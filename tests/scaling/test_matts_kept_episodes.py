@@ -14,21 +14,12 @@ from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
 from rbdspy.scaling.matts import MaTTS, keeps_episodes
 from tests.loop.agents_testing import OneStepAgent
+from tests.scaling.matts_testing import RolloutLM
 
 
-class ByRollout(DummyLM):
+def by_rollout(actions: dict, select: int = 0) -> RolloutLM:
     """The agent's action by rollout id (a sampling LM's rollouts differ); the selector answers as scripted."""
-
-    def __init__(self, actions: dict, select: int = 0):
-        super().__init__({"## best_index ##": {"rationale": "it won", "best_index": select}})
-        self.actions = actions
-
-    def copy(self, **kwargs):
-        copied = super().copy(**kwargs)
-        rollout_id = copied.kwargs.get("rollout_id")
-        if rollout_id in self.actions:
-            copied.answers = {"## action ##": {"action": self.actions[rollout_id]}}
-        return copied
+    return RolloutLM({"## best_index ##": {"rationale": "it won", "best_index": select}}, actions, field="action")
 
 
 class CountedDistiller(dspy.Module):
@@ -64,7 +55,7 @@ def test_each_won_rollout_is_kept_as_demos_and_no_contrast_is_asked(tmp_path):
         bank = _bank(store)
         assert keeps_episodes(bank)
         bank.distiller = CountedDistiller()
-        with dspy.context(lm=ByRollout({0: "win", 1: "lose", 2: "win"})):
+        with dspy.context(lm=by_rollout({0: "win", 1: "lose", 2: "win"})):
             pred = MaTTS(bank, k=3)(task="open the blue door")
         assert [r.trajectory.outcome for r in pred.rollouts] == [True, False, True]
         assert pred.memories_added, "a won rollout writes its demos"
@@ -78,7 +69,7 @@ def test_every_rollout_is_played_with_the_demos_the_bank_serves(tmp_path):
         with dspy.context(lm=DummyLM([{"action": "win"}])):
             bank(task="open the blue door")  # a won episode: the demo served next
         prompts = Prompts()
-        with dspy.context(lm=ByRollout({0: "lose", 1: "lose"}), callbacks=[prompts]):
+        with dspy.context(lm=by_rollout({0: "lose", 1: "lose"}), callbacks=[prompts]):
             pred = MaTTS(bank, k=2)(task="open the green door")
         rollouts = [prompt for rollout_id, prompt in prompts.calls if rollout_id in (0, 1)]
         assert len(rollouts) == 2
