@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import dspy
 
@@ -132,9 +132,11 @@ def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
     return lambda ctx: MaTTS(_preset(PAPER)(ctx), k=k, mode=mode)
 
 
-def _build_scaling(k: int, preset: Preset = DEFAULTS, **options: Any) -> Callable[[BuildContext], dspy.Module]:
-    """`preset`'s bank, with MaTTS (k parallel rollouts) on the stream's build tasks only."""
-    return lambda ctx: BuildTimeScaling(_preset(preset, **options)(ctx), _build_ids(ctx), k=k)
+def _build_scaling(
+    k: int, mode: Literal["parallel", "sequential"] = "parallel", preset: Preset = DEFAULTS
+) -> Callable[[BuildContext], dspy.Module]:
+    """`preset`'s bank, with MaTTS (k rollouts, or 1 and k-1 refinements) on the build tasks only."""
+    return lambda ctx: BuildTimeScaling(_preset(preset)(ctx), _build_ids(ctx), k=k, mode=mode)
 
 
 def _demo_scaling(k: int, build_only: bool = True) -> Callable[[BuildContext], dspy.Module]:
@@ -279,6 +281,15 @@ ARMS: dict[str, Arm] = {
             "episode kept; measured tasks once",
             _build_scaling(5),
         ),
+        # Sequential cannot replay a game: its passes re-read the one episode, and their notes reach
+        # memory only as lessons. For an agent that reads none (the map's follower) or a bank that
+        # keeps won episodes (demo-memory), it writes what k=1 writes, so no demo arm of it.
+        Arm(
+            "improved-build-seq-k3",
+            "rbdspy's defaults, each build task played once and re-examined twice (MaTTS sequential), "
+            "lessons written from the episode with its notes; measured tasks once",
+            _build_scaling(3, mode="sequential"),
+        ),
         Arm(
             "demo-build-k3",
             "demo-memory, each build task played by 3 parallel rollouts (MaTTS), every won rollout kept as "
@@ -367,7 +378,13 @@ ARM_SETS: dict[str, list[str]] = {
     # A user's agent compiled on other task types' train tasks (rbdspy compile-agent) against itself.
     "compiled-agent": [BASELINE, "compiled-agent"],
     # Memory bought with compute on the build tasks (issue 67's scaling over k = 1, 3, 5).
-    "build-scaling": [BASELINE, "reasoningbank-improved", "improved-build-k3", "improved-build-k5"],
+    "build-scaling": [
+        BASELINE,
+        "reasoningbank-improved",
+        "improved-build-k3",
+        "improved-build-k5",
+        "improved-build-seq-k3",
+    ],
     # The same for a user's agent (--agent react...), whose default bank keeps its won episodes as demos.
     "demo-scaling": [BASELINE, "demo-memory", "demo-build-k3", "demo-build-k5"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
@@ -395,6 +412,7 @@ ARM_SETS: dict[str, list[str]] = {
         "demo-memory-oracle",
         "improved-build-k3",
         "improved-build-k5",
+        "improved-build-seq-k3",
         "matts-parallel-k3",
         "matts-sequential-k3",
         "reasoningbank-k2",

@@ -222,7 +222,8 @@ def measured_labels(results: dict[str, Any], arm: str) -> str:
     )
 
 
-def _plt():
+def headless_pyplot():
+    """matplotlib's pyplot drawing to files only (no display), imported when first drawn."""
     import matplotlib  # heavy: matplotlib
 
     matplotlib.use("Agg")  # no display: CLIs, CI and notebooks alike
@@ -234,7 +235,7 @@ def _plt():
 def learning_curve_png(records: dict[str, list[dict]], stream: list[BenchTask], path: Path) -> Path:
     """Cumulative success rate against task index, one line per arm, with the build/measure
     boundary marked."""
-    plt = _plt()
+    plt = headless_pyplot()
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     for arm, rows in records.items():
         rows = sorted(rows, key=lambda r: r["index"])
@@ -260,7 +261,7 @@ def learning_curve_png(records: dict[str, list[dict]], stream: list[BenchTask], 
 
 def success_bars_png(results: dict[str, Any], path: Path) -> Path:
     """Success rate per arm on the measured and on all tasks."""
-    plt = _plt()
+    plt = headless_pyplot()
     arms = list(results["arms"])
     measured = [results["arms"][a]["success_rate_measured"] or 0.0 for a in arms]
     overall = [results["arms"][a]["success_rate"] or 0.0 for a in arms]

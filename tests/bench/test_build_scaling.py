@@ -53,7 +53,11 @@ def test_the_scaling_arms_take_the_streams_build_tasks(tmp_path):
     with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
         program = ARMS["improved-build-k5"].build(BuildContext(agent=Solver(), store=store, stream=stream))
     assert program.build_ids == {"t/train/1"} and program.scaled.k == 5
-    assert ARM_SETS["build-scaling"][-2:] == ["improved-build-k3", "improved-build-k5"]
+    assert ARM_SETS["build-scaling"][-3:] == ["improved-build-k3", "improved-build-k5", "improved-build-seq-k3"]
+    with MemoryStore(tmp_path / "seq", HashEmbedder(dim=32)) as store:
+        sequential = ARMS["improved-build-seq-k3"].build(BuildContext(agent=Solver(), store=store, stream=stream))
+    assert sequential.scaled.mode == "sequential" and sequential.scaled.k == 3
+    assert sequential.build_ids == {"t/train/1"}
 
 
 def test_the_demo_scaling_arms_wrap_the_own_agent_default(tmp_path):

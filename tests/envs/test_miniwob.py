@@ -253,6 +253,29 @@ def test_a_users_react_shown_a_made_up_form_wins_a_page_and_its_won_calls_are_th
     assert [m.id for m in again.memories_used] == [item.id]
 
 
+def test_a_users_react_v2_wins_a_page_in_its_bank_and_the_won_calls_are_kept_as_demos(web, tmp_path):
+    import dspy
+    from dspy.utils import DummyLM
+
+    from rbdspy.agent.user_react import UserReAct
+    from rbdspy.loop.demo_memory import DemoMemory
+    from rbdspy.memory import MemoryStore
+    from rbdspy.memory.embedders import HashEmbedder
+
+    page = "miniwob/enter-text/train/3"
+    text = _quoted(web.describe(page))
+    calls = [("act", {"action": f'fill(5, "{text}")'}), ("act", {"action": "click(6)"}), ("submit", {"answer": "done"})]
+    lm = DummyLM([{"next_thought": "next", "tool_calls": {"tool_calls": [{"name": n, "args": a}]}} for n, a in calls])
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = DemoMemory(UserReAct(web, max_iters=6, react=dspy.ReActV2), store, trust_outcome=True)
+        with dspy.context(lm=lm):
+            won = bank(task=web.describe(page), task_id=page)
+    assert isinstance(bank.agent.react, dspy.ReActV2) and won.trajectory.outcome is True
+    (item,) = won.memories_added
+    played = [call for d in item.demos for call in d.outputs["tool_calls"]["tool_calls"]]
+    assert played == [{"name": n, "args": a} for n, a in calls]  # every won step, as ReActV2 called it
+
+
 def test_one_web_episode_in_a_bank_is_one_mlflow_trace_with_every_stage(web, tmp_path, monkeypatch):
     import dspy
     import mlflow
