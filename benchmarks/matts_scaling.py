@@ -62,11 +62,12 @@ def scaling(points: list[tuple[int, dict[str, dict]]], seed: int = 0) -> dict[st
     measured = sorted(i for i in ids if points[0][1][i]["phase"] == "measure")
     if not measured:
         raise SystemExit("the points share no measured task: were they played on the same stream?")
+    built = sorted(i for i in ids if i not in set(measured))
     reference = [float(bool(points[0][1][i]["success"])) for i in measured]
     out = []
     for k, rows in points:
         wins = [float(bool(rows[i]["success"])) for i in measured]
-        build = [rows[i] for i in sorted(ids) if rows[i]["phase"] == "build"]
+        build = [rows[i] for i in built]
         played = [rows[i] for i in measured]
         out.append(
             {
@@ -80,7 +81,7 @@ def scaling(points: list[tuple[int, dict[str, dict]]], seed: int = 0) -> dict[st
                 "measured_wall_s": _per_task(played, "wall_s"),
             }
         )
-    return {"measured_tasks": len(measured), "build_tasks": len(build), "points": out}
+    return {"measured_tasks": len(measured), "build_tasks": len(built), "points": out}
 
 
 def markdown(result: dict[str, Any], names: list[str], cmd: str) -> str:
