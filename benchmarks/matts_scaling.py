@@ -23,7 +23,7 @@ from typing import Any
 
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.report import headless_pyplot
-from rbdspy.bench.stats import paired_bootstrap
+from rbdspy.bench.stats import paired_bootstrap, summarise
 from rbdspy.bench.tables import benchmark_command, reproduce_line, table
 
 MD, JSON, PNG = "scaling.md", "scaling.json", "scaling.png"
@@ -47,11 +47,6 @@ def load_point(run: Path, arm: str) -> dict[str, dict]:
     return {row["task_id"]: row for row in rows}
 
 
-def _per_task(rows: list[dict], key: str) -> float | None:
-    values = [row.get(key) or 0 for row in rows]
-    return sum(values) / len(values) if values else None
-
-
 def scaling(points: list[tuple[int, dict[str, dict]]], seed: int = 0) -> dict[str, Any]:
     """The table's numbers: the first point is the reference the others are paired against."""
     ids = set.intersection(*(set(rows) for _, rows in points))
@@ -67,18 +62,18 @@ def scaling(points: list[tuple[int, dict[str, dict]]], seed: int = 0) -> dict[st
     out = []
     for k, rows in points:
         wins = [float(bool(rows[i]["success"])) for i in measured]
-        build = [rows[i] for i in built]
-        played = [rows[i] for i in measured]
+        build = summarise([rows[i] for i in built])
+        played = summarise([rows[i] for i in measured])
         out.append(
             {
                 "k": k,
                 "wins": int(sum(wins)),
                 "success_rate": sum(wins) / len(wins),
                 "against_first": paired_bootstrap(wins, reference, seed=seed),
-                "build_prompt_tokens": _per_task(build, "prompt_tokens"),
-                "build_wall_s": _per_task(build, "wall_s"),
-                "measured_prompt_tokens": _per_task(played, "prompt_tokens"),
-                "measured_wall_s": _per_task(played, "wall_s"),
+                "build_prompt_tokens": build["prompt_tokens_per_task"] if built else None,
+                "build_wall_s": build["wall_s_per_task"] if built else None,
+                "measured_prompt_tokens": played["prompt_tokens_per_task"],
+                "measured_wall_s": played["wall_s_per_task"],
             }
         )
     return {"measured_tasks": len(measured), "build_tasks": len(built), "points": out}

@@ -11,6 +11,8 @@ import pytest
 from benchmarks.matts_scaling import main, read_point
 from rbdspy.bench.records import append_record, arm_path
 
+UNUSED = ("score", "steps", "lm_calls", "completion_tokens", "memories_added", "memories_used")
+
 
 def write_arm(run, arm, outcomes, build=2, tokens=100, phase_of=None):
     """Records of `arm` in `run`: `build` build tasks, then one measured task per outcome."""
@@ -25,6 +27,7 @@ def write_arm(run, arm, outcomes, build=2, tokens=100, phase_of=None):
                 "success": won,
                 "prompt_tokens": tokens,
                 "wall_s": tokens / 10,
+                **dict.fromkeys(UNUSED, 0),
             },
         )
 

@@ -1,17 +1,11 @@
 """One map per world, kept from the store: made from every stored episode of the world, updated
 with each item the learner stores, and the same when the store is opened again."""
 
+from worlds import episode_record as record
 from worlds import found_animal
 
 from rbdspy.maps.world_maps import WorldMaps
 from rbdspy.memory import MemoryStore
-from rbdspy.types import MemoryItem
-
-
-def record(experience, title="episode"):
-    return MemoryItem(
-        title=title, description="An episode.", content="What was done.", source="record", experience=experience
-    )
 
 
 def test_the_map_holds_every_stored_episode_of_its_world_not_only_those_retrieved(store):

@@ -10,23 +10,16 @@ import signal
 import time
 
 import pytest
-from worlds import found_animal
+from worlds import episode_record, found_animal
 
 from rbdspy.maps.world_maps import WorldMaps
 from rbdspy.memory import HashEmbedder, MemoryStore
-from rbdspy.types import MemoryItem
 
 ANIMALS = ("blue jay", "butterfly", "frog", "beaver", "moth", "toad")
 
 
-def episode_item(animal: str, n: int) -> MemoryItem:
-    return MemoryItem(
-        title=f"episode {n}",
-        description="An episode.",
-        content=f"Found the {animal}.",
-        source="record",
-        experience=found_animal(animal),
-    )
+def episode_item(animal: str, n: int):
+    return episode_record(found_animal(animal), title=f"episode {n}")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -4,7 +4,7 @@ are typed by ScienceWorld's grammar, the places and things named as its adapter 
 from __future__ import annotations
 
 from rbdspy.envs.scienceworld_grammar import ScienceWorldGrammar
-from rbdspy.types import Experience, ExperienceStep
+from rbdspy.types import Experience, ExperienceStep, MemoryItem
 
 GRAMMAR = ScienceWorldGrammar(rooms=("hall", "kitchen", "outside"))
 WORLD = "house"
@@ -53,4 +53,11 @@ def found_animal(animal: str = "blue jay", box: str = "red box", won: bool = Tru
         carrying=["orange"],
         steps=steps,
         won=won,
+    )
+
+
+def episode_record(experience: Experience, title: str = "episode") -> MemoryItem:
+    """`experience` stored as a bank stores an episode: a record item carrying it."""
+    return MemoryItem(
+        title=title, description="An episode.", content="What was done.", source="record", experience=experience
     )
