@@ -133,10 +133,10 @@ def _matts(mode: str, k: int = 3) -> Callable[[BuildContext], dspy.Module]:
 
 
 def _build_scaling(
-    k: int, mode: Literal["parallel", "sequential"] = "parallel", preset: Preset = DEFAULTS
+    k: int, mode: Literal["parallel", "sequential"] = "parallel"
 ) -> Callable[[BuildContext], dspy.Module]:
-    """`preset`'s bank, with MaTTS (k rollouts, or 1 and k-1 refinements) on the build tasks only."""
-    return lambda ctx: BuildTimeScaling(_preset(preset)(ctx), _build_ids(ctx), k=k, mode=mode)
+    """rbdspy's default bank, with MaTTS (k rollouts, or 1 and k-1 refinements) on the build tasks only."""
+    return lambda ctx: BuildTimeScaling(_preset(DEFAULTS)(ctx), _build_ids(ctx), k=k, mode=mode)
 
 
 def _demo_scaling(k: int, build_only: bool = True) -> Callable[[BuildContext], dspy.Module]:

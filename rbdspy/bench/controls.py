@@ -19,7 +19,6 @@ holds: memory is data.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ import dspy
 from rbdspy.agent.env_agent import episode_lock
 from rbdspy.core.lm_errors import call_agent
 from rbdspy.core.plan import Plan, arun, run
+from rbdspy.core.words import words_of
 from rbdspy.envs.base import TaskRef, play
 from rbdspy.envs.capabilities import OracleFacts, Quests
 from rbdspy.envs.registry import declaring
@@ -39,7 +39,6 @@ from rbdspy.memory.formatting import format_memory_block
 PLACEBO_WORLD_OFFSET = 7919  # the placebo's world: far from any world a stream plays
 EXEMPLARS = 3  # as many walkthroughs as the memory arms retrieve items
 Serve = Callable[[str], list[dict[str, str]]]
-_WORD = re.compile(r"[a-z]+")
 
 
 class FixedMemory(dspy.Module):
@@ -100,7 +99,7 @@ def oracle_facts(env: Any) -> Serve:
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
+    return set(words_of(text))
 
 
 def ranked_similar(env: Any, task_id: str, candidates: Sequence[str]) -> list[str]:

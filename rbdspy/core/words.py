@@ -4,6 +4,10 @@
 joined by a hyphen is one word: a "non-living thing" is no "living thing"); `content_words` leaves
 out English function words, which name nothing; `word_set` is the content words as a set.
 Cached: the same actions and names are read at every step of an episode.
+
+`script_words` is the one other form, for text in any language and any script: the hashing
+embedder's features (a lesson in Greek has words too) and the defence's scan for words that mix
+scripts (a Cyrillic letter inside a Latin word is one word, not a split).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+")
+_SCRIPT_WORD = re.compile(r"\w+")
 _HYPHEN = re.compile(r"(?<=[a-z0-9])-(?=[a-z0-9])")
 # English function words: two names that differ only in these name the same thing.
 FUNCTION_WORDS = frozenset(
@@ -49,3 +54,9 @@ def overlap(a: str, b: str) -> float:
     """The share of content words two texts have in common (Jaccard; 0 for two empty texts)."""
     left, right = word_set(a), word_set(b)
     return len(left & right) / len(left | right) if left | right else 0.0
+
+
+def script_words(text: str) -> list[str]:
+    """The words of `text` in any script, as written (letters, digits and underscores of every
+    alphabet: "Straße", "ignоre" with a Cyrillic o)."""
+    return _SCRIPT_WORD.findall(str(text or ""))

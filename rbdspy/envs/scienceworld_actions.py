@@ -43,6 +43,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rbdspy.core.words import words_of
+
 # ScienceWorld template ids (from getPossibleActionsWithIDs; stable in scienceworld 1.2.3).
 OPEN, CLOSE, GO, LOOK_AROUND, LOOK_AT, LOOK_IN = 0, 1, 2, 3, 4, 5
 ACTIVATE, DEACTIVATE, EAT, MOVE, POUR, FOCUS = 6, 7, 8, 9, 10, 11
@@ -64,7 +66,6 @@ TEMPLATE_HINTS = (
 _TWO_OBJECT = {MOVE: (" to ", "move "), POUR: (" into ", "pour "), USE: (" on ", "use "), DUNK: (" into ", "dunk ")}
 FIXTURE_CLASSES = (".location.", ".portal.", ".agent.", "substance.Air")
 _CONTACT = re.compile(r"\b(anode|cathode|terminal)\b")
-_WORD = re.compile(r"[a-z]+")
 _STOP = {
     "a",
     "an",
@@ -104,7 +105,7 @@ KINDS: tuple[tuple[str, frozenset[int], int], ...] = (
 
 
 def _task_words(task_description: str) -> set[str]:
-    return {w for w in _WORD.findall(task_description.lower()) if w not in _STOP and len(w) > 2}
+    return {w for w in words_of(task_description) if w not in _STOP and len(w) > 2}
 
 
 def compact_actions(
@@ -153,7 +154,7 @@ def compact_actions(
         target_rank[action] = 0 if ".devices." in c else 3 if ".furniture." in c else 1 if ".containers." in c else 2
 
     def relevance(action: str) -> tuple[int, int, int, str]:
-        overlap = len(words & set(_WORD.findall(action.lower())))
+        overlap = len(words & set(words_of(action)))
         return (-overlap, target_rank.get(action, 0), len(action), action)
 
     buckets: dict[str, list[str]] = {kind: [] for kind, _, _ in KINDS}

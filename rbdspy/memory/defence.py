@@ -41,6 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rbdspy.core.words import script_words
 from rbdspy.memory.formatting import _ROLE_TAG
 
 __all__ = ["Finding", "Quarantine", "text_findings", "lesson_findings", "trajectory_findings", "RULES"]
@@ -95,7 +96,6 @@ _PAYLOAD_CI = re.compile(
 )
 _INVISIBLE_CATEGORIES = {"Cc", "Cf", "Cs", "Cn", "Co"}
 _ALLOWED_CONTROLS = {"\n", "\r", "\t"}
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -137,10 +137,10 @@ def text_findings(text: Any, field: str = "text") -> list[Finding]:
     ]
     if bad:
         findings.append(Finding("invisible", field, f"U+{ord(raw[bad[0]]):04X} at {bad[0]}"))
-    for word in _WORD.finditer(raw):
-        scripts = {s for s in map(_script, word.group(0)) if s is not None}
+    for word in script_words(raw):
+        scripts = {s for s in map(_script, word) if s is not None}
         if "LATIN" in scripts and scripts & {"CYRILLIC", "GREEK"}:
-            findings.append(Finding("homoglyph", field, word.group(0)[:40]))
+            findings.append(Finding("homoglyph", field, word[:40]))
             break
     # NFKC folds full-width look-alikes of < [ # | into ASCII, and dropping the invisible
     # characters rejoins words split by them ("ig\u200bnore").

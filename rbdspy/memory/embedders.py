@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from rbdspy.core.words import script_words
 
 __all__ = ["Embedder", "HashEmbedder", "as_embedder", "known_dim"]
 
@@ -33,7 +34,6 @@ class Embedder(Protocol):
     def __call__(self, texts: list[str]) -> np.ndarray: ...
 
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 # Function words carry no topic; left in, they make any two English sentences look alike.
 _STOPWORDS_TEXT = (
     "a an and are as at be but by do for from has have i if in into is it its me my no not of on or our "
@@ -77,7 +77,7 @@ class HashEmbedder:
             raise TypeError("HashEmbedder takes a list of strings, not a single string: wrap it as [text].")
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            words = [w for w in _WORD.findall(str(text).lower()) if w not in _STOPWORDS]
+            words = [w for w in script_words(str(text).lower()) if w not in _STOPWORDS]
             for word in words:
                 index, sign = _bucket(word, self.dim)
                 out[row, index] += sign

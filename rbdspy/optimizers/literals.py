@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from rbdspy.core.words import words_of
 from rbdspy.envs.action_words import ACTION_WORDS
 
-WORD = re.compile(r"[a-z][a-z'-]*[a-z]|[a-z]")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 # Words that may appear in an action without making a lesson episode-specific: grammar, the words the
@@ -43,7 +43,7 @@ ENV_ROLES = frozenset({"env", "environment", "tool", "observation", "user", "sys
 
 
 def _words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
+    return list(words_of(text))
 
 
 def numbers_in(text: str) -> set[str]:

@@ -43,6 +43,7 @@ from typing import Any
 
 import dspy
 
+from rbdspy.core.words import words_of
 from rbdspy.envs.textworld_truth import claims
 from rbdspy.lessons.caps import MAX_LESSONS_PER_TRAJECTORY, normalise_lessons
 from rbdspy.optimizers.literals import action_verbs, copied_literals, literals_from_rendered, split_rendered
@@ -267,14 +268,14 @@ def truth_part(lessons: Sequence[Lesson], facts: Any) -> tuple[float, str] | Non
 
 
 def _stem_hit(text: str, stems: Iterable[str]) -> bool:
-    text = " " + " ".join(re.findall(r"[a-z]+", text.lower())) + " "
+    text = " " + " ".join(words_of(text)) + " "
     return any((" " + stem) in text for stem in stems)
 
 
 def cause_part(lessons: Sequence[Lesson], kind: str, cause: str, cause_actions: Sequence[str]) -> tuple[float, str]:
     text = " ".join(lesson.text() for lesson in lessons)
     concept = _stem_hit(text, CAUSE_CONCEPTS.get(kind, ()))
-    verbs = sorted({a.split()[0].lower() for a in cause_actions if a.split()})
+    verbs = sorted({words[0] for words in map(words_of, cause_actions) if words})
     verb = _stem_hit(text, verbs)
     score = 0.5 * concept + 0.5 * verb
     what = {

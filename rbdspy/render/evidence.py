@@ -45,6 +45,7 @@ from typing import Any
 
 from rbdspy.core.roles import OBSERVATION_ROLES
 from rbdspy.core.untrusted import neutralise
+from rbdspy.core.words import words_of
 from rbdspy.render.budget import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, Rendering, estimate_tokens
 from rbdspy.render.layout import Item, Layout, Run
 from rbdspy.types import POINTER_MIN_CHARS, Trajectory
@@ -58,13 +59,11 @@ _NEAR_MAX_SHARE = 0.6  # ...and the diff must cost at most this share of the ful
 _NEAR_LOOKBACK = 40  # earlier observations searched for a base
 _MAX_PERIOD = 4  # longest block of steps detected as repeating back to back
 _KEY_SHARE = 0.34  # share of an observation's words used by later actions that makes it a key one
-_STOPWORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "the and you that this with for are see there also has have from into its which not can your one part room "
-        "another some called here what will was were been",
-    )
+_STOPWORDS_TEXT = (
+    "the and you that this with for are see there also has have from into its which not can your one part room "
+    "another some called here what will was were been"
 )
+_STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 
 
@@ -253,7 +252,7 @@ class EvidenceRenderer:
         way, a clue): when observations must be shortened or folded, these keep more and go last."""
         later: set[str] = set()
         for item in reversed(items):
-            words = {w for w in re.findall(r"[a-z]+", item.text.lower()) if len(w) >= 3 and w not in _STOPWORDS}
+            words = {w for w in words_of(item.text) if len(w) >= 3 and w not in _STOPWORDS}
             if item.observation:
                 item.key = bool(words) and item.ref is None and len(words & later) >= _KEY_SHARE * len(words)
             elif item.step >= 0:
