@@ -42,10 +42,6 @@ GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split()) | ACTION_WORDS
 ENV_ROLES = frozenset({"env", "environment", "tool", "observation", "user", "system"})
 
 
-def _words(text: str) -> list[str]:
-    return list(words_of(text))
-
-
 def numbers_in(text: str) -> set[str]:
     return set(NUMBER.findall(text))
 
@@ -54,7 +50,7 @@ def action_literals(actions: Iterable[str]) -> set[str]:
     """Non-generic words of the agent's actions (objects, rooms, directions, ...)."""
     out: set[str] = set()
     for action in actions:
-        for word in _words(action):
+        for word in words_of(action):
             if len(word) >= 3 and word not in GENERIC_WORDS:
                 out.add(word)
     return out
@@ -67,14 +63,14 @@ def trajectory_literals(task: str, actions: Iterable[str], observations: Iterabl
     numbers: set[str] = numbers_in(task)
     for text in [*actions, *observations]:
         numbers |= numbers_in(text)
-    task_words = {v for word in _words(task) for v in _variants(word)}
+    task_words = {v for word in words_of(task) for v in _variants(word)}
     return sorted(numbers | (action_literals(actions) - task_words))
 
 
 def action_verbs(actions: Iterable[str]) -> list[str]:
     """The environment's command verbs the episode used (the first word of each action, e.g.
     "open", "take", "move"): the vocabulary an actionable lesson speaks in."""
-    return sorted({words[0] for words in map(_words, actions) if words and len(words[0]) >= 2})
+    return sorted({words[0] for words in map(words_of, actions) if words and len(words[0]) >= 2})
 
 
 def literals_from_rendered(task: str, rendered: str) -> list[str]:
@@ -105,7 +101,7 @@ def _variants(word: str) -> set[str]:
 
 def copied_literals(text: str, literals: Iterable[str]) -> list[str]:
     """The literals that `text` contains as whole words (numbers as whole numbers), sorted."""
-    words = set(_words(text))
+    words = set(words_of(text))
     numbers = numbers_in(text)
     found = []
     for literal in literals:
