@@ -25,7 +25,7 @@ from rbdspy.bench.tasks import StreamTooLongError
 from rbdspy.bench.truth_recheck import recheck_truth as recheck_run_truth
 from rbdspy.bench.variant_help import agent_help
 from rbdspy.cli.common import ENV_HELP, EmbedderOpt, LmOpt, check_env, get_console, models
-from rbdspy.envs.registry import with_world_seeds
+from rbdspy.envs.registry import task_set_help, with_world_seeds
 from rbdspy.envs.task_sets import env_for_task_set
 from rbdspy.ray_support import NotPicklableError, RayMissingError
 
@@ -71,9 +71,7 @@ def bench(
     task_set: str = typer.Option(
         "demo",
         "--task-set",
-        help="Games the stream draws from: demo | lift | house (quests in one persistent TextWorld world) | "
-        "house-shuffled (every task in a world of its own) | house-starts (house, each quest starting in a room of "
-        "its own) | house-starts-shuffled (house-starts, every task in a world of its own).",
+        help=f"Games the stream draws from: {task_set_help()}",
     ),
     world_seed: int | None = typer.Option(
         None,

@@ -45,6 +45,7 @@ class TaskSet:
 
     task_types: tuple[str, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""  # a few words for `--task-set`'s help ("every task in a world of its own")
 
 
 @dataclass(frozen=True)
@@ -177,8 +178,8 @@ HOUSE_WORLD = 1
 SHUFFLED_HOUSES = "shuffled"
 
 
-def _twx_games(params: Mapping[str, str]) -> TaskSet:
-    return TaskSet(tuple(params), {"games": list(params), "params": dict(params)})
+def _twx_games(params: Mapping[str, str], summary: str) -> TaskSet:
+    return TaskSet(tuple(params), {"games": list(params), "params": dict(params)}, summary)
 
 
 # The order here is the order the CLI lists them in, the demo's default first: persistent TextWorld
@@ -212,10 +213,16 @@ ENTRIES: tuple[EnvEntry, ...] = (
             }
         ),
         task_sets={
-            "house": TaskSet((str(HOUSE_WORLD),), {"shuffled": False}),
-            "house-shuffled": TaskSet((SHUFFLED_HOUSES,), {"shuffled": True}),
-            "house-starts": TaskSet((str(HOUSE_WORLD),), {"shuffled": False, "starts": True}),
-            "house-starts-shuffled": TaskSet((SHUFFLED_HOUSES,), {"shuffled": True, "starts": True}),
+            "house": TaskSet((str(HOUSE_WORLD),), {"shuffled": False}, "quests in one persistent world"),
+            "house-shuffled": TaskSet((SHUFFLED_HOUSES,), {"shuffled": True}, "every task in a world of its own"),
+            "house-starts": TaskSet(
+                (str(HOUSE_WORLD),),
+                {"shuffled": False, "starts": True},
+                "house, each quest starting in a room of its own",
+            ),
+            "house-starts-shuffled": TaskSet(
+                (SHUFFLED_HOUSES,), {"shuffled": True, "starts": True}, "house-starts, every task in a world of its own"
+            ),
         },
         demo_set="house",
         demo_pick="rbdspy.envs.task_sets:house_demo_tasks",
@@ -228,14 +235,21 @@ ENTRIES: tuple[EnvEntry, ...] = (
         summary="small TextWorld-Express games",
         aliases=("textworld-express", "textworld_express"),
         capabilities=frozenset({TypedActions, NamesPlaces, WaysBack}),
-        task_sets={"demo": _twx_games(TWX_DEMO_PARAMS), "lift": _twx_games(LIFT_TWX_PARAMS)},
+        task_sets={
+            "demo": _twx_games(TWX_DEMO_PARAMS, "small twc, coin and cooking games"),
+            "lift": _twx_games(LIFT_TWX_PARAMS, "coin games the bare agent wins sometimes"),
+        },
     ),
     EnvEntry(
         name="scienceworld",
         adapter="rbdspy.envs.scienceworld:ScienceWorld",
         aliases=("sw",),
         capabilities=frozenset({TypedActions, NamesPlaces, PersistentWorlds, KindsOfTask, Answers, WaysOut}),
-        task_sets={"demo": TaskSet(SW_DEMO_TYPES), "lift": TaskSet(SW_DEMO_TYPES), "house": TaskSet(SW_HOUSE_TYPES)},
+        task_sets={
+            "demo": TaskSet(SW_DEMO_TYPES, summary="find tasks with short gold paths"),
+            "lift": TaskSet(SW_DEMO_TYPES, summary="as demo"),
+            "house": TaskSet(SW_HOUSE_TYPES, summary="six find and lifespan types in its one house"),
+        },
         pins_gold=True,
     ),
     EnvEntry(
@@ -245,7 +259,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         aliases=("web", "miniwob++"),
         capabilities=frozenset({TypedActions, NamesPlaces, KindsOfTask, ShowsActions}),
         gold_paths=False,
-        task_sets={"web": TaskSet(WEB_TYPES)},
+        task_sets={"web": TaskSet(WEB_TYPES, summary=f"{len(WEB_TYPES)} page types chosen on train seeds")},
         demo_set="web",
     ),
 )
@@ -294,6 +308,17 @@ def declaring(capability: type) -> tuple[str, ...]:
 def with_world_seeds() -> tuple[str, ...]:
     """The environments `--world-seed` applies to."""
     return tuple(e.name for e in ENTRIES if e.world_seeds is not None)
+
+
+def task_set_help() -> str:
+    """`--task-set`'s help: every task set, with the environments that serve it, the one it is
+    played in without --env first ("house (textworld: quests in one persistent world; scienceworld:
+    six find and lifespan types in its one house)")."""
+    parts = []
+    for name in task_set_names():
+        served = [(e.name, e.task_sets[name].summary) for e in ENTRIES if name in e.task_sets]
+        parts.append(f"{name} ({'; '.join(f'{env}: {summary}' if summary else env for env, summary in served)})")
+    return " | ".join(parts) + ". Without --env, a set is played in the first environment named."
 
 
 def env_help() -> str:

@@ -25,6 +25,7 @@ from rbdspy.envs.registry import (
     entry_for_class,
     env_help,
     registered,
+    task_set_help,
     task_set_names,
 )
 from rbdspy.envs.task_sets import ENVS, RENAMED_ENVS, TASK_SETS, env_name
@@ -148,6 +149,22 @@ def test_the_cli_vocabulary_is_the_registry():
     assert env_help() == ENV_HELP
     assert env_help().startswith("textworld (persistent TextWorld worlds: the house) | twx (small ")
     assert declaring(PersistentWorlds) == ("textworld", "scienceworld")
+
+
+def test_the_task_set_help_lists_every_set_with_the_environments_serving_it():
+    from typer.testing import CliRunner
+
+    from rbdspy.cli import app
+
+    parts = task_set_help().split(" | ")
+    assert [part.split(" (")[0] for part in parts] == list(task_set_names())
+    for part, (set_name, served) in zip(parts, TASK_SETS.items(), strict=True):
+        named = [env for env in ENV_NAMES if f"({env}:" in part or f"; {env}:" in part]
+        assert named == list(served), set_name
+    assert parts[-1].startswith("web (miniwob: 10 page types")
+    # typer folds the help into columns: compare it without the folding
+    output = CliRunner().invoke(app, ["bench", "--help"], terminal_width=200).output
+    assert "web (miniwob:" in " ".join(output.replace("│", " ").split())
 
 
 def _name_comparisons(path: Path) -> list[str]:
