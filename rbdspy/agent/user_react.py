@@ -51,27 +51,52 @@ DEFAULT_MAX_ITERS = 15
 STEP_OUTPUTS = ("next_thought", "next_tool_name", "next_tool_args")
 
 
-def starter_demos(example: ActionExample) -> list[dspy.Example]:
-    """`example` as a ReAct step predictor's demos, one per step: `look`, each action through
-    `act`, then `finish`. Each demo's trajectory is written as DSPy's Chat and JSON adapters write
-    a ReAct trajectory to its step predictor."""
-    listed = list(example.admissible)
-    calls = [("First I see what there is to act on.", "look", {}, tool_answer(example.observation, listed))]
-    for n, (action, answer) in enumerate(example.steps):
-        last = n == len(example.steps) - 1
-        thought = f"The listed action that does the next part of the task is {action}."
-        calls.append((thought, "act", {"action": action}, tool_answer(answer, [] if last else listed)))
-    calls.append(("The task is done.", "finish", {}, "Completed."))
+# One call of a ReAct's tools as its step predictor sees it: the thought, the tool, its arguments and
+# what the tool answered.
+Call = tuple[str, str, dict[str, Any], str]
+LOOK_THOUGHT = "First I see what there is to act on."
+DONE_THOUGHT = "The task is done."
+
+
+def act_thought(action: str) -> str:
+    """The thought a demo gives an action: the step the listed actions offer for the task."""
+    return f"The listed action that does the next part of the task is {action}."
+
+
+def react_demos(task: str, calls: list[Call]) -> list[dspy.Example]:
+    """An episode's `calls` (ending with `finish`) as a ReAct step predictor's demos, one per call,
+    each with the trajectory before it written as DSPy's Chat and JSON adapters write a ReAct
+    trajectory to its step predictor."""
     adapter = dspy.ChatAdapter()
     demos, done = [], {}
     for i, (thought, tool, args, answer) in enumerate(calls):
         trajectory = adapter.format_user_message_content(dspy.Signature(f"{', '.join(done) or 'none'} -> x"), done)
         outputs = dict(zip(STEP_OUTPUTS, (thought, tool, args), strict=True))
-        demos.append(dspy.Example(task=example.task, memory="", trajectory=trajectory if done else "", **outputs))
+        demos.append(dspy.Example(task=task, memory="", trajectory=trajectory if done else "", **outputs))
         done.update(
             {f"thought_{i}": thought, f"tool_name_{i}": tool, f"tool_args_{i}": args, f"observation_{i}": answer}
         )
     return demos
+
+
+def starter_demos(example: ActionExample) -> list[dspy.Example]:
+    """`example` as a ReAct step predictor's demos, one per step: `look`, each action through
+    `act`, then `finish` (`react_demos`)."""
+    listed = list(example.admissible)
+    calls: list[Call] = [(LOOK_THOUGHT, "look", {}, tool_answer(example.observation, listed))]
+    for n, (action, answer) in enumerate(example.steps):
+        last = n == len(example.steps) - 1
+        calls.append((act_thought(action), "act", {"action": action}, tool_answer(answer, [] if last else listed)))
+    calls.append((DONE_THOUGHT, "finish", {}, "Completed."))
+    return react_demos(example.task, calls)
+
+
+def step_predictor(agent: dspy.Module) -> dspy.Predict | None:
+    """The predictor of `agent` that chooses a ReAct's next tool call (it writes `STEP_OUTPUTS`)."""
+    for _, predictor in agent.named_predictors():
+        if set(STEP_OUTPUTS) <= set(predictor.signature.output_fields):
+            return predictor
+    return None
 
 
 class UserReAct(dspy.Module):

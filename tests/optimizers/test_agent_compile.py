@@ -12,7 +12,15 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.agent.compiled_agent import CARD_FILE, PROGRAM_FILE, load_compiled, program_path, shipped_for
+from rbdspy.agent.compiled_agent import (
+    CARD_FILE,
+    PROGRAM_FILE,
+    card,
+    load_compiled,
+    program_path,
+    shipped,
+    shipped_for,
+)
 from rbdspy.agent.user_react import UserReAct, starter_demos
 from rbdspy.optimizers.agent_compile import agent_trainset, compile_agent, reward_metric, save_compiled_agent
 from tests.house_testing import react_script, small_house
@@ -86,7 +94,23 @@ def test_a_file_that_is_not_a_compiled_agent_is_refused_naming_it(house, tmp_pat
         agent_trainset(house, house.task_types(), per_type=0)
 
 
-def test_the_compiled_agent_arm_plays_a_user_agent_only(house, tmp_path):
+def test_every_shipped_program_has_its_card_and_loads_into_a_user_agent(house):
+    names = shipped()
+    assert names, "rbdspy ships at least one compiled agent"
+    for name in names:
+        about = card(name)
+        assert {"agent", "env", "task_types", "train_tasks", "metric", "optimizer", "played", "won"} <= set(about)
+        assert about["won"] >= 1 and about["won"] == sum(row["won"] for row in about["played"]), name
+        assert shipped_for(about["env"]) in names
+        # the predictors are named alike in every environment: the program loads into this house's agent
+        saved = json.loads(program_path(name).read_text())["react.react"]["demos"]
+        assert len(saved) >= about["bootstrapped_demos"]["react.react"] >= 1, name
+        agent = UserReAct(house, compiled=name)
+        assert [d["next_tool_name"] for d in agent.react.react.demos] == [d["next_tool_name"] for d in saved], name
+
+
+def test_the_compiled_agent_arm_plays_a_user_agent_only(house, tmp_path, monkeypatch):
+    import rbdspy.agent.compiled_agent as compiled_agent
     from rbdspy.agent import EnvAgent
     from rbdspy.bench.arms import ARMS, BuildContext
     from rbdspy.memory import MemoryStore
@@ -97,5 +121,52 @@ def test_the_compiled_agent_arm_plays_a_user_agent_only(house, tmp_path):
         with pytest.raises(ValueError, match="plays a user agent"):
             ARMS["compiled-agent"].build(ctx)
         ctx = BuildContext(agent=UserReAct(house), store=store)
+        monkeypatch.setattr(compiled_agent, "SHIPPED_DIR", tmp_path / "none shipped")
         with pytest.raises(ValueError, match="ships no compiled agent for textworld"):
             ARMS["compiled-agent"].build(ctx)
+
+
+def test_walkthroughs_of_train_tasks_give_demos_where_the_environment_scored_them_won(house, monkeypatch):
+    from rbdspy.optimizers.walkthrough_demos import compile_from_walkthroughs
+
+    task_type = house.task_types()[0]
+    trainset = agent_trainset(house, [task_type], per_type=3)
+    first, second, third = (ex.task_id for ex in trainset)
+    gold = house.gold_path
+    # the first task's walkthrough cut short: not won, so no demo from it
+    monkeypatch.setattr(house, "gold_path", lambda ref: gold(ref)[:-1] if str(ref) == first else gold(ref))
+    agent, report = compile_from_walkthroughs(UserReAct(house, starter=True), house, trainset, max_demos=2)
+    assert report.played == [
+        {"task_id": first, "won": False},
+        {"task_id": second, "won": True},
+        {"task_id": third, "won": True},
+    ]
+    assert report.won == 2 and report.demos == {"react.react": 2}
+    demos = agent.react.react.demos
+    starter = starter_demos(house.action_example())
+    assert len(demos) == 2 + len(starter) and [d["next_thought"] for d in demos[2:]] == [
+        d["next_thought"] for d in starter
+    ]
+    for demo, task_id in zip(demos[:2], (second, third), strict=True):
+        assert demo["task"] == house.describe(task_id) and demo["next_tool_name"] == "finish"
+        # the whole won episode is in the demo's trajectory, each action as the tools answered it
+        assert all(f'"action": "{action}"' in demo["trajectory"] for action in gold(task_id))
+    with pytest.raises(ValueError, match="max_demos must be at least 1"):
+        compile_from_walkthroughs(UserReAct(house), house, trainset, max_demos=0)
+
+
+def test_compile_agent_refuses_an_unknown_optimizer_and_walkthroughs_where_there_are_none(tmp_path):
+    from typer.testing import CliRunner
+
+    from rbdspy.cli import app
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(app, ["compile-agent", "--types", "x", "--out", str(tmp_path / "out"), *args])
+        assert result.exit_code == 2
+        return " ".join(result.output.replace("│", " ").split())
+
+    assert "'nope': choose bootstrap or walkthroughs" in run("--optimizer", "nope")
+    assert "miniwob gives no walkthroughs (gold paths) to compile from" in run(
+        "--env", "web", "--optimizer", "walkthroughs"
+    )
+    assert not (tmp_path / "out").exists()
