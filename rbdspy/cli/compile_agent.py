@@ -1,8 +1,9 @@
 """`rbdspy compile-agent`: a user's own agent compiled on an environment's train tasks, with the
 environment's reward as the metric (DSPy's BootstrapFewShot; `rbdspy.optimizers.agent_compile`), or
 from the environment's walkthroughs of them (`--optimizer walkthroughs`;
-`rbdspy.optimizers.walkthrough_demos`). Writes the program (DSPy JSON) and its card; `UserReAct(env, compiled=OUT)` plays it (the bench's
-`compiled-agent` arm and `--agent react-compiled` play the one rbdspy ships for the environment)."""
+`rbdspy.optimizers.walkthrough_demos`). Writes the program (DSPy JSON) and its card;
+`UserReAct(env, compiled=OUT)` plays it (the bench's `compiled-agent` arm and `--agent
+react-compiled` play the one rbdspy ships for the environment)."""
 
 from __future__ import annotations
 

@@ -28,6 +28,19 @@ def mode_for(mode: bool | str, task: str, trajectory: Any) -> bool | str:
     return auto_for(world).action_record
 
 
+def episode_records(action_record: bool | str, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
+    """The episode's record under `action_record`, with no LM call: "every" (or "auto" in a world
+    that persists) records any episode, judged or not, with the places it saw; True a success only;
+    False nothing."""
+    verdict = Verdict.coerce(verdict)
+    mode = mode_for(action_record, task, trajectory)
+    won = verdict.is_success if verdict.is_determinate else None
+    if mode == EVERY or (mode is True and won):
+        record = record_episode(task, trajectory, won=won, places=mode == EVERY)
+        return [record] if record is not None else []
+    return []
+
+
 class Extractor(dspy.Module):
     """Success trajectories go to `ExtractSuccessLessons`, failures to `ExtractFailureLessons`
     (guardrails); an indeterminate verdict extracts nothing and calls no LM.
@@ -94,15 +107,8 @@ class Extractor(dspy.Module):
 
     def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
         """The episode's record alone, with no LM call: what a bank whose agent reads no lessons
-        stores (`action_record` "every" or "auto" in a world that persists records any episode,
-        judged or not; True, a success only)."""
-        verdict = Verdict.coerce(verdict)
-        mode = mode_for(self.action_record, task, trajectory)
-        won = verdict.is_success if verdict.is_determinate else None
-        if mode == EVERY or (mode is True and won):
-            record = record_episode(task, trajectory, won=won, places=mode == EVERY)
-            return [record] if record is not None else []
-        return []
+        stores (`episode_records`)."""
+        return episode_records(self.action_record, task, trajectory, verdict)
 
     def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
         verdict = Verdict.coerce(verdict)

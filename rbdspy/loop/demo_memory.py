@@ -27,11 +27,15 @@ from typing import Any
 import dspy
 from pydantic_core import to_jsonable_python
 
+from rbdspy.core.plan import Plan
+from rbdspy.lessons.episode_record import RECORD_BY_WORLD, check_mode
 from rbdspy.lessons.exemplar import ExemplarWriter
+from rbdspy.lessons.extractor import episode_records
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import ReasoningBank, Recall
+from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
-from rbdspy.types import Demo, Lesson, MemoryItem, Trajectory
+from rbdspy.types import Demo, Lesson, MemoryItem, Trajectory, Verdict
 
 DEMOS_KEY = "demos"  # where a trajectory carries its recorded predictor calls (Trajectory.metadata)
 DEFAULT_MAX_DEMOS = 8  # per predictor and task: a won web episode is 2-6 ReAct steps
@@ -131,7 +135,30 @@ class ServedDemos(dspy.Module):
 class DemoWriter(ExemplarWriter):
     """A won episode is one item: its actions as a compact exemplar (what retrieval embeds and a
     reader sees) and its recorded predictor calls as `demos`. An episode that recorded none (an
-    agent with no predictors) writes nothing: there is nothing to serve."""
+    agent with no predictors) writes nothing: there is nothing to serve.
+
+    In a world that persists every judged episode, won or not, is also stored as its record (where
+    it went, what it saw: `action_record`, "auto" by default, as the Extractor records), so the map
+    of the world learns from every episode, as under rbdspy's default bank; a record carries no
+    demos and is never served as one (`DemoMemory` serves only items that carry demos)."""
+
+    def __init__(self, action_record: bool | str = RECORD_BY_WORLD):
+        super().__init__()
+        self._action_record = check_mode(action_record)
+
+    @property
+    def action_record(self) -> bool | str:
+        return self._action_record
+
+    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
+        """The episode's record alone (`episode_records`): what a bank whose agent reads no lessons
+        stores."""
+        return episode_records(self.action_record, task, trajectory, verdict)
+
+    def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
+        written = yield from super()._plan(task, trajectory, verdict)
+        records = self.records(task, trajectory, verdict)
+        return dspy.Prediction(lessons=[*written.lessons, *records], kind=written.kind)
 
     def _finish(self, lesson: Lesson, trajectory: Trajectory) -> Lesson | None:
         calls = trajectory.metadata.get(DEMOS_KEY) or []
@@ -139,13 +166,19 @@ class DemoWriter(ExemplarWriter):
         return lesson.model_copy(update={"demos": demos}) if demos else None
 
 
+def carries_demos(item: MemoryItem) -> bool:
+    """Whether `item` is a won episode's demos (a record of the world is not)."""
+    return bool(item.demos)
+
+
 class DemoMemory(ReasoningBank):
     """The agent's own past successes served back to its predictors as demos (module docstring).
 
     Judged like ReasoningBank (or labelled by the environment with `trust_outcome=True`); its
-    extractor is a `DemoWriter`, so failures write nothing. The memory block is empty: the demos are
-    the memory. `max_demos`: at most this many demos per predictor and task. The other parts and
-    options are ReasoningBank's.
+    extractor is a `DemoWriter`, so a failure writes no demos (in a world that persists, every
+    episode's record still feeds the map). Its retriever serves only items that carry demos. The
+    memory block is empty: the demos are the memory. `max_demos`: at most this many demos per
+    predictor and task. The other parts and options are ReasoningBank's.
     """
 
     def __init__(
@@ -162,6 +195,9 @@ class DemoMemory(ReasoningBank):
         if max_demos < 1:
             raise ValueError(f"max_demos must be at least 1; got {max_demos}")
         super().__init__(agent, store, extractor=extractor or DemoWriter(), **parts_and_options)
+        # Only won episodes are served: the records of a world that persists feed its map alone.
+        if isinstance(self.retriever, MemoryRetriever):
+            self.retriever = self.retriever.serving(carries_demos)
         self.max_demos = max_demos
 
     def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem], world: str | None = None):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
+from collections.abc import Callable
 from typing import Literal
 
 import dspy
@@ -11,6 +13,7 @@ import dspy
 from rbdspy.lessons.auto import AUTO, MEASURED, auto_for
 from rbdspy.memory.ranking import UTILITY_WEIGHT, rank_score
 from rbdspy.memory.store import MemoryStore
+from rbdspy.types import MemoryItem
 
 RANKINGS = ("similarity", "utility")
 Ranking = Literal["similarity", "utility"]
@@ -83,6 +86,8 @@ class MemoryRetriever(dspy.Module):
             (the paper's). An agent with no `situation` method is always queried by task text.
         utility_weight, situation_weight: how much usefulness and the situation's similarity
             weigh in the rank.
+        serves: only items it accepts are served (a bank that serves one kind of item, such as
+            `DemoMemory`'s won episodes beside the world's records); None serves every live item.
     """
 
     def __init__(
@@ -95,6 +100,7 @@ class MemoryRetriever(dspy.Module):
         query: QueryKind = DEFAULT_QUERY,
         utility_weight: float = UTILITY_WEIGHT,
         situation_weight: float = SITUATION_WEIGHT,
+        serves: Callable[[MemoryItem], bool] | None = None,
     ):
         super().__init__()
         if k != AUTO and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
@@ -112,6 +118,13 @@ class MemoryRetriever(dspy.Module):
         self.query = query
         self.utility_weight = utility_weight
         self.situation_weight = situation_weight
+        self.serves = serves
+
+    def serving(self, serves: Callable[[MemoryItem], bool]) -> MemoryRetriever:
+        """This retriever (the same store and settings) serving only the items `serves` accepts."""
+        narrowed = copy.copy(self)
+        narrowed.serves = serves
+        return narrowed
 
     @property
     def floor(self) -> float | None:
@@ -132,7 +145,11 @@ class MemoryRetriever(dspy.Module):
         pool = max(CANDIDATE_POOL, 4 * k)
         while True:
             hits = self.store.search(query, k=pool, scope=scope)
-            live = [(item, similarity) for item, similarity in hits if not item.retired]
+            live = [
+                (item, similarity)
+                for item, similarity in hits
+                if not item.retired and (self.serves is None or self.serves(item))
+            ]
             if len(live) >= pool // 2 or len(hits) < pool:
                 return live
             pool *= 2

@@ -1,6 +1,7 @@
 """A user's own ReAct played by the bench in a TextWorld house, on a scripted LM: every arm plays
 the same quests with that agent, the default bank hands it the world's map, which its tools name
-with react-map (shown the starter), and the records say what memory each episode was served."""
+with react-map (shown the starter), as does the default for a user's agent (its demos
+from won episodes, its map from every episode), and the records say what memory each episode was served."""
 
 from __future__ import annotations
 
@@ -39,5 +40,8 @@ def test_a_users_react_plays_every_arm_on_the_same_quests_and_the_default_hands_
     # The default bank records every episode of the world and hands the ReAct its map: the tools
     # name a step the past episodes agree on; the paper's configuration and no memory hand none.
     assert any(any(s for s in r["suggested"]) for r in records["reasoningbank-improved"][1:])
+    # So does the default for a user's agent: its demos come from won episodes only, and every
+    # episode, won or lost, is recorded for the world's map (served as suggestions, never as demos).
+    assert any(any(s for s in r["suggested"]) for r in records["demo-memory-oracle"][1:])
     assert not any(any(s for s in r["suggested"]) for arm in ("no-memory", "reasoningbank") for r in records[arm])
     assert records["reasoningbank"][-1]["memories_used"] == 1  # the paper's lesson, in its memory block

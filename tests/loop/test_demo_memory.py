@@ -162,3 +162,17 @@ def test_an_agent_that_reads_no_memory_block_still_has_its_won_episodes_kept_as_
 def test_a_success_only_writer_has_no_record_for_a_bank_that_judges_nothing():
     trajectory = Trajectory(task="t", steps=[Step(role="agent", content="win")], outcome=True)
     assert DemoWriter().records("t", trajectory, "success") == []
+
+
+def test_only_items_that_carry_demos_are_served_whatever_else_the_store_holds(tmp_path):
+    demo = Demo(predictor="step", inputs={"task": "open the blue door", "memory": ""}, outputs={"action": "win"})
+    won = MemoryItem(title="Solved", description="d", content="open the blue door: win", task="t", demos=[demo])
+    record = MemoryItem(title="Record", description="d", content="open the blue door", task="open the blue door")
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        store.add([record, won])
+        given = MemoryRetriever(store, k=1, min_similarity=None)
+        assert given(task="open the blue door").memories[0].title == "Record"  # the nearer item
+        bank = DemoMemory(OneStepAgent(), store, retriever=given)
+        assert [m.title for m in bank.retrieve("open the blue door", k=1)] == ["Solved"]
+        assert given.serves is None  # the retriever given is left as it was
+
