@@ -175,4 +175,3 @@ def test_only_items_that_carry_demos_are_served_whatever_else_the_store_holds(tm
         bank = DemoMemory(OneStepAgent(), store, retriever=given)
         assert [m.title for m in bank.retrieve("open the blue door", k=1)] == ["Solved"]
         assert given.serves is None  # the retriever given is left as it was
-
