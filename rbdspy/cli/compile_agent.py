@@ -77,9 +77,12 @@ def compile_agent_cmd(
             raise typer.BadParameter(str(error), param_hint="--types/--per-type") from error
         console.print(f"compiling {agent} on {len(trainset)} train tasks of {', '.join(task_types)}")
         if optimizer == WALKTHROUGHS:
-            program, report = compile_from_walkthroughs(
-                make_agent(agent, environment, max_iters), environment, trainset, max_demos
-            )
+            try:
+                program, report = compile_from_walkthroughs(
+                    make_agent(agent, environment, max_iters), environment, trainset, max_demos
+                )
+            except ValueError as error:  # an agent with no ReAct step predictor (react-v2)
+                raise typer.BadParameter(str(error), param_hint="--agent") from error
         else:
             program, report = compile_agent(lambda: make_agent(agent, environment, max_iters), trainset, max_demos)
         if not report.won:

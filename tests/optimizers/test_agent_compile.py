@@ -153,6 +153,8 @@ def test_walkthroughs_of_train_tasks_give_demos_where_the_environment_scored_the
         assert all(f'"action": "{action}"' in demo["trajectory"] for action in gold(task_id))
     with pytest.raises(ValueError, match="max_demos must be at least 1"):
         compile_from_walkthroughs(UserReAct(house), house, trainset, max_demos=0)
+    with pytest.raises(ValueError, match="needs a ReAct, whose step predictor writes next_tool_name"):
+        compile_from_walkthroughs(UserReAct(house, react=dspy.ReActV2), house, trainset)
 
 
 def test_compile_agent_refuses_an_unknown_optimizer_and_walkthroughs_where_there_are_none(tmp_path):
