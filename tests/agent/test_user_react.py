@@ -110,7 +110,10 @@ def test_a_won_react_episode_is_served_to_the_next_task_as_demos_of_its_own_reac
         with dspy.context(lm=lm):
             won = bank(task=house.describe(first), task_id=first.id)
             bank(task=house.describe(second), task_id=second.id)
-        (item,) = won.memories_added
+        # In the house every episode is also recorded for the world's map: the record carries no demos.
+        (item,) = [m for m in won.memories_added if m.demos]
+        (record,) = [m for m in won.memories_added if not m.demos]
+        assert record.experience is not None and record.experience.world is not None
         assert {d.predictor for d in item.demos} == {"react.react", "react.extract.predict"}
         steps = [d for d in item.demos if d.predictor == "react.react"]
         assert [d.outputs["next_tool_args"] for d in steps[: len(gold)]] == [{"action": a} for a in gold]
