@@ -91,11 +91,12 @@ def starter_demos(example: ActionExample) -> list[dspy.Example]:
     return react_demos(example.task, calls)
 
 
-def step_predictor(agent: dspy.Module) -> dspy.Predict | None:
-    """The predictor of `agent` that chooses a ReAct's next tool call (it writes `STEP_OUTPUTS`)."""
-    for _, predictor in agent.named_predictors():
+def step_predictor(agent: dspy.Module) -> tuple[str, dspy.Predict] | None:
+    """The name and predictor of `agent` that chooses a ReAct's next tool call (it writes
+    `STEP_OUTPUTS`), or None where it has none."""
+    for name, predictor in agent.named_predictors():
         if set(STEP_OUTPUTS) <= set(predictor.signature.output_fields):
-            return predictor
+            return name, predictor
     return None
 
 

@@ -23,12 +23,17 @@ from rbdspy.envs.registry import entry
 
 WALKTHROUGHS = "walkthroughs"
 OPTIMIZERS = ("bootstrap", WALKTHROUGHS)
-# What a card says of each optimizer.
+# What a card says of each optimizer, and of the metric that chose its demos.
 OPTIMIZER_CARD = {
     "bootstrap": "dspy.BootstrapFewShot(max_bootstrapped_demos={max_demos}, max_labeled_demos=0, max_rounds=1)",
     WALKTHROUGHS: "walkthroughs (rbdspy.optimizers.walkthrough_demos): the environment's gold paths of the train "
     "tasks replayed through the agent's tools, the last call of each of the first {max_demos} it scored won kept "
     "as a demo (LabeledFewShot, labelled by the environment; no LM)",
+}
+METRIC_CARD = {
+    "bootstrap": "the environment's reward: an episode of the agent it scored as won (rbdspy.optimizers.agent_compile)",
+    WALKTHROUGHS: "the environment's reward: a walkthrough replayed through the agent's tools that it scored as won "
+    "(rbdspy.optimizers.walkthrough_demos)",
 }
 
 
@@ -95,7 +100,7 @@ def compile_agent_cmd(
             "env": name,
             "task_types": task_types,
             "train_tasks": [example.task_id for example in trainset],
-            "metric": "the environment's reward: an episode it scored as won (rbdspy.optimizers.agent_compile)",
+            "metric": METRIC_CARD[optimizer],
             "optimizer": OPTIMIZER_CARD[optimizer].format(max_demos=max_demos),
             "max_iters": max_iters,
             "played": report.played,

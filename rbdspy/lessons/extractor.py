@@ -41,7 +41,24 @@ def episode_records(action_record: bool | str, task: str, trajectory: Any, verdi
     return []
 
 
-class Extractor(dspy.Module):
+class RecordsEpisodes:
+    """A writer that also keeps each episode's record (`episode_records`) under the mode it was
+    built with (`self._action_record`, checked by `check_mode`)."""
+
+    _action_record: bool | str = False
+
+    @property
+    def action_record(self) -> bool | str:
+        """What this writer records besides what it writes (set when it is built)."""
+        return self._action_record
+
+    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
+        """The episode's record alone, with no LM call: what a bank whose agent reads no lessons
+        stores (`episode_records`)."""
+        return episode_records(self.action_record, task, trajectory, verdict)
+
+
+class Extractor(RecordsEpisodes, dspy.Module):
     """Success trajectories go to `ExtractSuccessLessons`, failures to `ExtractFailureLessons`
     (guardrails); an indeterminate verdict extracts nothing and calls no LM.
 
@@ -94,21 +111,11 @@ class Extractor(dspy.Module):
         self.success = dspy.Predict(signatures[0])
         self.failure = dspy.Predict(signatures[1])
 
-    @property
-    def action_record(self) -> bool | str:
-        """What this extractor records besides lessons (set when it is built)."""
-        return self._action_record
-
     def predictor_for(self, verdict: Verdict) -> dspy.Predict | None:
         """The predictor that distils a trajectory with this verdict; None extracts nothing."""
         if not verdict.is_determinate:
             return None
         return self.success if verdict.is_success else self.failure
-
-    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
-        """The episode's record alone, with no LM call: what a bank whose agent reads no lessons
-        stores (`episode_records`)."""
-        return episode_records(self.action_record, task, trajectory, verdict)
 
     def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
         verdict = Verdict.coerce(verdict)

@@ -30,7 +30,7 @@ from pydantic_core import to_jsonable_python
 from rbdspy.core.plan import Plan
 from rbdspy.lessons.episode_record import RECORD_BY_WORLD, check_mode
 from rbdspy.lessons.exemplar import ExemplarWriter
-from rbdspy.lessons.extractor import episode_records
+from rbdspy.lessons.extractor import RecordsEpisodes
 from rbdspy.loop.agent_io import output_fields, trajectory_of
 from rbdspy.loop.reasoning_bank import ReasoningBank, Recall
 from rbdspy.loop.retriever import MemoryRetriever
@@ -132,7 +132,7 @@ class ServedDemos(dspy.Module):
         return self._finish(prediction, trace, inputs)
 
 
-class DemoWriter(ExemplarWriter):
+class DemoWriter(RecordsEpisodes, ExemplarWriter):
     """A won episode is one item: its actions as a compact exemplar (what retrieval embeds and a
     reader sees) and its recorded predictor calls as `demos`. An episode that recorded none (an
     agent with no predictors) writes nothing: there is nothing to serve.
@@ -145,15 +145,6 @@ class DemoWriter(ExemplarWriter):
     def __init__(self, action_record: bool | str = RECORD_BY_WORLD):
         super().__init__()
         self._action_record = check_mode(action_record)
-
-    @property
-    def action_record(self) -> bool | str:
-        return self._action_record
-
-    def records(self, task: str, trajectory: Any, verdict: Verdict | str) -> list[Lesson]:
-        """The episode's record alone (`episode_records`): what a bank whose agent reads no lessons
-        stores."""
-        return episode_records(self.action_record, task, trajectory, verdict)
 
     def _plan(self, task: str, trajectory: Any, verdict: Verdict | str) -> Plan:
         written = yield from super()._plan(task, trajectory, verdict)

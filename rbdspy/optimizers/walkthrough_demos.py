@@ -51,8 +51,8 @@ def compile_from_walkthroughs(
     own; the report lists every walkthrough played and whether it was won."""
     if max_demos < 1:
         raise ValueError(f"max_demos must be at least 1; got {max_demos}")
-    step = step_predictor(agent)
-    if step is None:
+    found = step_predictor(agent)
+    if found is None:
         raise ValueError("compiling from walkthroughs needs a ReAct, whose step predictor writes next_tool_name")
     report, demos = AgentCompileReport(), []
     for example in trainset:
@@ -62,7 +62,7 @@ def compile_from_walkthroughs(
         report.played.append({"task_id": example.task_id, "won": played is not None})
         if played is not None:
             demos.append(react_demos(*played)[-1])
-    name = next(n for n, p in agent.named_predictors() if p is step)
+    name, step = found
     report.demos = {name: len(demos)}
     step.demos = [*demos, *step.demos]
     return agent, report

@@ -101,6 +101,8 @@ def test_every_shipped_program_has_its_card_and_loads_into_a_user_agent(house):
         about = card(name)
         assert {"agent", "env", "task_types", "train_tasks", "metric", "optimizer", "played", "won"} <= set(about)
         assert about["won"] >= 1 and about["won"] == sum(row["won"] for row in about["played"]), name
+        # the metric named is the one that chose this optimizer's demos
+        assert ("walkthrough" in about["optimizer"]) == ("walkthrough" in about["metric"]), name
         assert shipped_for(about["env"]) in names
         # the predictors are named alike in every environment: the program loads into this house's agent
         saved = json.loads(program_path(name).read_text())["react.react"]["demos"]
