@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import dspy
 import typer
@@ -22,19 +23,29 @@ from rbdspy.envs import make_env
 from rbdspy.envs.registry import entry
 
 WALKTHROUGHS = "walkthroughs"
-OPTIMIZERS = ("bootstrap", WALKTHROUGHS)
-# What a card says of each optimizer, and of the metric that chose its demos.
-OPTIMIZER_CARD = {
-    "bootstrap": "dspy.BootstrapFewShot(max_bootstrapped_demos={max_demos}, max_labeled_demos=0, max_rounds=1)",
-    WALKTHROUGHS: "walkthroughs (rbdspy.optimizers.walkthrough_demos): the environment's gold paths of the train "
-    "tasks replayed through the agent's tools, the last call of each of the first {max_demos} it scored won kept "
-    "as a demo (LabeledFewShot, labelled by the environment; no LM)",
+
+
+class CardText(NamedTuple):
+    """What a card says of an optimizer, and of the metric that chose its demos."""
+
+    optimizer: str
+    metric: str
+
+
+CARD_TEXT = {
+    "bootstrap": CardText(
+        optimizer="dspy.BootstrapFewShot(max_bootstrapped_demos={max_demos}, max_labeled_demos=0, max_rounds=1)",
+        metric="the environment's reward: an episode of the agent it scored as won (rbdspy.optimizers.agent_compile)",
+    ),
+    WALKTHROUGHS: CardText(
+        optimizer="walkthroughs (rbdspy.optimizers.walkthrough_demos): the environment's gold paths of the train "
+        "tasks replayed through the agent's tools, the last call of each of the first {max_demos} it scored won "
+        "kept as a demo (LabeledFewShot, labelled by the environment; no LM)",
+        metric="the environment's reward: a walkthrough replayed through the agent's tools that it scored as won "
+        "(rbdspy.optimizers.walkthrough_demos)",
+    ),
 }
-METRIC_CARD = {
-    "bootstrap": "the environment's reward: an episode of the agent it scored as won (rbdspy.optimizers.agent_compile)",
-    WALKTHROUGHS: "the environment's reward: a walkthrough replayed through the agent's tools that it scored as won "
-    "(rbdspy.optimizers.walkthrough_demos)",
-}
+OPTIMIZERS = tuple(CARD_TEXT)
 
 
 def compile_agent_cmd(
@@ -100,8 +111,8 @@ def compile_agent_cmd(
             "env": name,
             "task_types": task_types,
             "train_tasks": [example.task_id for example in trainset],
-            "metric": METRIC_CARD[optimizer],
-            "optimizer": OPTIMIZER_CARD[optimizer].format(max_demos=max_demos),
+            "metric": CARD_TEXT[optimizer].metric,
+            "optimizer": CARD_TEXT[optimizer].optimizer.format(max_demos=max_demos),
             "max_iters": max_iters,
             "played": report.played,
             "won": report.won,
