@@ -139,12 +139,13 @@ def _build_scaling(
     return lambda ctx: BuildTimeScaling(_preset(DEFAULTS)(ctx), _build_ids(ctx), k=k, mode=mode)
 
 
-def _demo_scaling(k: int, build_only: bool = True) -> Callable[[BuildContext], dspy.Module]:
-    """The own-agent default (`demo-memory`) with MaTTS (k parallel rollouts, each won one kept as
-    demos) on the build tasks only, or on every task (`build_only=False`: the test-time view)."""
+def _demo_scaling(k: int, build_only: bool = True, **options: Any) -> Callable[[BuildContext], dspy.Module]:
+    """The own-agent default (`demo-memory`, with `options`) with MaTTS (k parallel rollouts, each won
+    one kept as demos) on the build tasks only, or on every task (`build_only=False`: the test-time
+    view)."""
 
     def build(ctx: BuildContext) -> dspy.Module:
-        bank = _baseline(DemoMemory)(ctx)
+        bank = _baseline(DemoMemory, **options)(ctx)
         return BuildTimeScaling(bank, _build_ids(ctx), k=k) if build_only else MaTTS(bank, k=k)
 
     return build
@@ -302,6 +303,19 @@ ARMS: dict[str, Arm] = {
             "demos; measured tasks once",
             _demo_scaling(5),
         ),
+        # The same with the environment's labels: what more rollouts buy once the won ones are known.
+        Arm(
+            "demo-build-oracle-k3",
+            "demo-memory-oracle, each build task played by 3 parallel rollouts (MaTTS), every rollout the "
+            "environment scored won kept as demos; measured tasks once",
+            _demo_scaling(3, trust_outcome=True),
+        ),
+        Arm(
+            "demo-build-oracle-k5",
+            "demo-memory-oracle, each build task played by 5 parallel rollouts (MaTTS), every rollout the "
+            "environment scored won kept as demos; measured tasks once",
+            _demo_scaling(5, trust_outcome=True),
+        ),
         Arm(
             "demo-matts-k3",
             "demo-memory with MaTTS parallel on every task: 3 rollouts, best-of-3 by the selector (judge "
@@ -387,6 +401,7 @@ ARM_SETS: dict[str, list[str]] = {
     ],
     # The same for a user's agent (--agent react...), whose default bank keeps its won episodes as demos.
     "demo-scaling": [BASELINE, "demo-memory", "demo-build-k3", "demo-build-k5"],
+    "demo-scaling-oracle": [BASELINE, "demo-memory-oracle", "demo-build-oracle-k3", "demo-build-oracle-k5"],
     "topk": [BASELINE, "reasoningbank-k1", "reasoningbank-k2", "reasoningbank-k3"],
     # Persistent worlds (--env textworld): the controls, then the memory arms beside them.
     "controls": [BASELINE, "oracle-facts", "gold-exemplar", "own-walkthrough", "placebo"],

@@ -72,3 +72,14 @@ def test_the_demo_scaling_arms_wrap_the_own_agent_default(tmp_path):
     assert isinstance(built.bank, DemoMemory) and built.scaled.k == 3 and built.build_ids == {"t/train/1"}
     assert isinstance(every_task, MaTTS) and isinstance(every_task.bank, DemoMemory) and every_task.k == 3
     assert ARM_SETS["demo-scaling"] == ["no-memory", "demo-memory", "demo-build-k3", "demo-build-k5"]
+    assert not built.bank.trust_outcome
+
+
+def test_the_oracle_demo_scaling_arms_label_with_the_environment(tmp_path):
+    stream = (BenchTask(index=0, task_id="t/train/1", phase="build", task_type="t"),)
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        built = ARMS["demo-build-oracle-k5"].build(BuildContext(agent=Solver(), store=store, stream=stream))
+    assert built.bank.trust_outcome and built.scaled.k == 5 and built.build_ids == {"t/train/1"}
+    # MaTTS reads the bank's flag: each rollout is labelled by its outcome, not the judge
+    assert built.scaled._outcomes([]) == []
+    assert ARM_SETS["demo-scaling-oracle"][1:] == ["demo-memory-oracle", "demo-build-oracle-k3", "demo-build-oracle-k5"]

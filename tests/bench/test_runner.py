@@ -151,7 +151,7 @@ def test_unknown_arms_are_refused():
     # scaling arms are for a user agent.
     controls = set(parse_arms("controls"))
     others = {"reasoningbank-k1", "no-memory-replay", "compiled-agent"}
-    others |= {"demo-build-k3", "demo-build-k5", "demo-matts-k3"}
+    others |= {"demo-build-k3", "demo-build-k5", "demo-matts-k3", "demo-build-oracle-k3", "demo-build-oracle-k5"}
     assert set(parse_arms("all")) | others | set(scaling) | controls == set(ARMS)
 
 
