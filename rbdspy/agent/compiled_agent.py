@@ -5,7 +5,7 @@ instructions, never pickle) with a card beside it (`card.json`: what it was comp
 metric, optimizer and budget). rbdspy ships those under `rbdspy/agent/compiled/<name>/`; `rbdspy
 compile-agent` writes one anywhere.
 
-    UserReAct(env, compiled="web-react")          # a shipped program, by name
+    UserReAct(env, compiled="house-react")        # a shipped program, by name
     UserReAct(env, compiled="out/")               # what `rbdspy compile-agent --out out/` wrote
 """
 

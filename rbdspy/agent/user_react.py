@@ -3,7 +3,7 @@
     agent = UserReAct(env, max_iters=15)                  # dspy.ReAct, look and act tools
     agent = UserReAct(env, react=dspy.ReActV2)            # the same with DSPy's next ReAct
     agent = UserReAct(env, starter=True)                  # shown one made-up episode first
-    agent = UserReAct(env, compiled="web-react")          # with the demos a compile chose
+    agent = UserReAct(env, compiled="house-react")        # with the demos a compile chose
     bank = rbdspy.ReasoningBank(agent=agent, store=store)
     bank(task=env.describe(tid), task_id=tid)
 

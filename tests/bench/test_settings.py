@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import rbdspy.bench
 import rbdspy.lm
+from rbdspy.agent.compiled_agent import card, shipped
 from rbdspy.bench import BenchOptions
 from rbdspy.bench.agent_variants import AGENT_VARIANTS, USER_AGENTS
 from rbdspy.bench.arm_job import ArmJob
@@ -79,13 +80,19 @@ def handed(monkeypatch):
 @pytest.mark.parametrize("path", _committed_runs(), ids=lambda p: p.parent.name)
 def test_every_committed_run_is_resumed_by_its_own_command(path, handed):
     """The command results.json prints for a committed run, given --resume, plays settings that
-    match the run's (a run left at a variant since retired cannot be resumed, and is skipped)."""
+    match the run's (a run left at a variant since retired cannot be resumed, and is skipped; one
+    whose compiled agent is no longer shipped is refused with the reason)."""
     saved = json.loads(path.read_text(encoding="utf-8"))["config"]
     if saved.get("agent", "auto") not in (*AGENT_VARIANTS, *USER_AGENTS):
         pytest.skip(f"agent variant {saved['agent']!r} no longer exists")
     argv = shlex.split(reproduce_command(saved_record(saved)))[1:]
     result = CliRunner().invoke(app, [*argv, "--out", str(path.parent), "--resume"])
     assert result.exit_code == 0, result.output
+    if "compiled-agent" in saved["arms"] and saved["env"] not in {card(n).get("env") for n in shipped()}:
+        # its compiled program left the package once measured: resuming says so, before any task
+        with pytest.raises(ValueError, match=f"ships no compiled agent for {saved['env']}"):
+            resolve(handed["options"])
+        return
     settings = resolve(handed["options"])
     assert settings.resume and resume_mismatches(saved, settings) == []
     assert saved_record(run_record(settings)) == run_record(settings)
@@ -107,8 +114,10 @@ def test_settings_are_resolved_once_and_resolving_them_again_changes_nothing():
         resolve(BenchOptions(arms="no-memory,compiled-agent", agent="react"))
     with pytest.raises(ValueError, match="ships no compiled agent for twx"):
         resolve(BenchOptions(agent="react-compiled"))
-    web = resolve(BenchOptions(env="web", task_set="web", agent="react-starter", arms="compiled-agent"))
-    assert web.env == "miniwob" and "compiled-agent" in web.arms
+    with pytest.raises(ValueError, match=r"ships no compiled agent for miniwob; shipped: house-react \(textworld\)"):
+        resolve(BenchOptions(env="web", task_set="web", agent="react-starter", arms="compiled-agent"))
+    house = resolve(BenchOptions(env="textworld", task_set="house-starts", agent="react", arms="compiled-agent"))
+    assert house.env == "textworld" and "compiled-agent" in house.arms
 
 
 def test_the_record_holds_what_describes_the_run_and_no_password():
