@@ -140,13 +140,13 @@ def _build_scaling(
 
 
 def _demo_scaling(k: int, build_only: bool = True, **options: Any) -> Callable[[BuildContext], dspy.Module]:
-    """The own-agent default (`demo-memory`, with `options`) with MaTTS (k parallel rollouts, each won
-    one kept as demos) on the build tasks only, or on every task (`build_only=False`: the test-time
-    view)."""
+    """The own-agent default (`demo-memory`, with `options`) with MaTTS (k parallel rollouts, the
+    first as the bank alone plays it, each won one kept as demos) on the build tasks only, or on
+    every task (`build_only=False`: the test-time view)."""
 
     def build(ctx: BuildContext) -> dspy.Module:
         bank = _baseline(DemoMemory, **options)(ctx)
-        return BuildTimeScaling(bank, _build_ids(ctx), k=k) if build_only else MaTTS(bank, k=k)
+        return BuildTimeScaling(bank, _build_ids(ctx), k=k) if build_only else MaTTS(bank, k=k, plain_first=True)
 
     return build
 

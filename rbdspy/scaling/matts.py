@@ -99,6 +99,11 @@ class MaTTS(dspy.Module):
         mode: "parallel" or "sequential".
         contrast: memory-aware aggregation on (MaTTS) or off (vanilla TTS).
         temperature: sampling temperature of parallel rollouts (> 0).
+        plain_first: the first parallel rollout runs on the configured LM as it is (the episode the
+            bank alone plays: greedy on the embedded model), the other k-1 sampled. k rollouts then
+            always hold the one-rollout episode, and k=1 is the bank itself. Off (the paper's
+            MaTTS): all k sampled. A small model's sampled episodes are often worse than its
+            greedy one, so without it more rollouts can leave less won experience than one.
         first_rollout_id: rollout ids are first_rollout_id .. first_rollout_id + k - 1. The same
             ids on the same prompt replay DSPy's cache, which keeps reruns reproducible; change it
             to draw fresh rollouts.
@@ -121,6 +126,7 @@ class MaTTS(dspy.Module):
         *,
         contrast: bool = True,
         temperature: float = DEFAULT_TEMPERATURE,
+        plain_first: bool = False,
         first_rollout_id: int = 0,
         use_outcome: bool | None = None,
         executor: Literal["local", "ray"] = "local",
@@ -151,6 +157,7 @@ class MaTTS(dspy.Module):
         self.mode = mode
         self.contrast = contrast
         self.temperature = float(temperature)
+        self.plain_first = bool(plain_first)
         self.first_rollout_id = first_rollout_id
         self.use_outcome = use_outcome
         self.executor = executor
@@ -165,6 +172,15 @@ class MaTTS(dspy.Module):
     @property
     def rollout_ids(self) -> list[int]:
         return list(range(self.first_rollout_id, self.first_rollout_id + self.k))
+
+    @property
+    def draws(self) -> list[tuple[int | None, float | None]]:
+        """(rollout id, temperature) of each parallel rollout; (None, None) for the plain one,
+        which runs on the configured LM as it is."""
+        draws: list[tuple[int | None, float | None]] = [(rid, self.temperature) for rid in self.rollout_ids]
+        if self.plain_first:
+            draws[0] = (None, None)
+        return draws
 
     def _outcomes(self, rollouts: list[Rollout]) -> list[bool | None] | None:
         use = self.bank.trust_outcome if self.use_outcome is None else self.use_outcome
@@ -211,11 +227,19 @@ class MaTTS(dspy.Module):
     # ---- parallel -------------------------------------------------------------------------
 
     def _judged_rollout(
-        self, acting: dspy.Module, agent_inputs: dict, task: str, index: int, lm: dspy.BaseLM, rollout_id: int
+        self,
+        acting: dspy.Module,
+        agent_inputs: dict,
+        task: str,
+        index: int,
+        lm: dspy.BaseLM,
+        draw: tuple[int | None, float | None],
     ) -> Plan:
-        """Plan -> one sampled rollout of `acting`, labelled by the bank's learner when it ran."""
+        """Plan -> one rollout of `acting` (sampled as `draw` says), labelled by the bank's learner
+        when it ran."""
+        rollout_id, temperature = draw
         rollout = yield from rollout_plan(
-            acting, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=self.temperature
+            acting, agent_inputs, task, index, lm=lm, rollout_id=rollout_id, temperature=temperature
         )
         return (yield from self._label_rollout(rollout))
 
@@ -228,7 +252,7 @@ class MaTTS(dspy.Module):
 
     def _ray_rollouts(self, acting: dspy.Module, agent_inputs: dict, task: str, lm: dspy.BaseLM) -> Plan:
         """Plan -> the k rollouts run as Ray tasks, then labelled here (the judge and the store stay local)."""
-        args = (acting, agent_inputs, task, lm, self.rollout_ids, self.temperature)
+        args = (acting, agent_inputs, task, lm, self.draws)
         rollouts = yield Blocking(remote_rollouts, args)
         return (yield Gather([self._label_rollout(r) for r in rollouts]))
 
@@ -274,9 +298,7 @@ class MaTTS(dspy.Module):
         if self.executor == "ray":
             rollouts = yield from self._ray_rollouts(acting, agent_inputs, task, lm)
         else:
-            plans = [
-                self._judged_rollout(acting, agent_inputs, task, i, lm, rid) for i, rid in enumerate(self.rollout_ids)
-            ]
+            plans = [self._judged_rollout(acting, agent_inputs, task, i, lm, draw) for i, draw in enumerate(self.draws)]
             rollouts = yield Gather(plans)
         if self._all_failed(rollouts):
             return self._result(rollouts, None, used, [])

@@ -77,10 +77,11 @@ def _record(entries: list[dict]) -> None:
 
 
 def remote_rollouts(
-    agent, agent_inputs: dict, task: str, lm: dspy.BaseLM, rollout_ids: list, temperature: float
+    agent, agent_inputs: dict, task: str, lm: dspy.BaseLM, draws: list[tuple[Any, float | None]]
 ) -> list[Rollout]:
-    """The rollouts `rollout_ids` of `agent`, one Ray task each, in order. Uses the Ray this
-    process is connected to, or starts a local one (kept for the next task)."""
+    """The rollouts of `agent`, one Ray task per (rollout id, temperature) in `draws`, in order
+    ((None, None): the LM as configured). Uses the Ray this process is connected to, or starts a
+    local one (kept for the next task)."""
     ray = import_ray()
     check_picklable(lm, f"the LM ({type(lm).__name__})", "use MaTTS(executor='local') with this LM")
     ensure_ray()
@@ -88,7 +89,7 @@ def remote_rollouts(
     adapter = dspy.settings.adapter
     refs = [
         _remote().remote(agent_ref, agent_inputs, task, index, lm, rollout_id, temperature, adapter)
-        for index, rollout_id in enumerate(rollout_ids)
+        for index, (rollout_id, temperature) in enumerate(draws)
     ]
     rollouts = []
     for rollout, entries in get(refs):

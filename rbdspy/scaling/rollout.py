@@ -62,7 +62,10 @@ class Rollout:
 
 
 def sampled_lm(lm: dspy.BaseLM, rollout_id: Any, temperature: float | None) -> dspy.BaseLM:
-    """A copy of `lm` whose requests carry `rollout_id` (and `temperature`, when given)."""
+    """A copy of `lm` whose requests carry `rollout_id` (and `temperature`, when given); `lm`
+    itself when neither is given (a plain rollout)."""
+    if rollout_id is None and temperature is None:
+        return lm
     updates: dict[str, Any] = {"rollout_id": rollout_id}
     if temperature is not None:
         updates["temperature"] = temperature

@@ -71,6 +71,8 @@ def test_the_demo_scaling_arms_wrap_the_own_agent_default(tmp_path):
         every_task = ARMS["demo-matts-k3"].build(context)
     assert isinstance(built.bank, DemoMemory) and built.scaled.k == 3 and built.build_ids == {"t/train/1"}
     assert isinstance(every_task, MaTTS) and isinstance(every_task.bank, DemoMemory) and every_task.k == 3
+    # the first rollout is the one demo-memory plays alone: k=1 is demo-memory
+    assert built.scaled.plain_first and every_task.plain_first and built.scaled.draws[0] == (None, None)
     assert ARM_SETS["demo-scaling"] == ["no-memory", "demo-memory", "demo-build-k3", "demo-build-k5"]
     assert not built.bank.trust_outcome
 

@@ -48,6 +48,25 @@ def test_first_rollout_id_and_temperature_are_configurable(store):
     assert sorted((c[0], c[1]) for c in recorder.agent_calls()) == [(10, 1.1), (11, 1.1)]
 
 
+def test_plain_first_plays_the_first_rollout_on_the_configured_lm_and_samples_the_others(store):
+    answers = script(select={"rationale": "0 is right", "best_index": 0}, contrast=lessons("X"))
+    answers["## answer ##"] = {"answer": "plain"}  # the configured LM itself, not a rollout's copy
+    lm, recorder = configure(answers, {1: "sampled", 2: "sampled again"})
+    mat = MaTTS(ReasoningBank(agent=Agent(), store=store), k=3, plain_first=True)
+    assert mat.draws == [(None, None), (1, 0.7), (2, 0.7)]
+    pred = mat(task=TASK)
+    # the plain rollout is what the bank alone plays: no rollout id, the configured temperature
+    assert sorted(recorder.agent_calls(), key=lambda c: c[0] or -1)[0][:2] == (None, lm.kwargs.get("temperature"))
+    assert sorted(c[:2] for c in recorder.agent_calls() if c[0] is not None) == [(1, 0.7), (2, 0.7)]
+    assert [r.outputs["answer"] for r in pred.rollouts] == ["plain", "sampled", "sampled again"]
+    assert [(r.rollout_id, r.temperature) for r in pred.rollouts] == [(None, None), (1, 0.7), (2, 0.7)]
+    single = MaTTS(ReasoningBank(agent=Agent(), store=store), k=1, plain_first=True)
+    assert single.draws == [(None, None)] and MaTTS(ReasoningBank(agent=Agent(), store=store), k=2).draws == [
+        (0, 0.7),
+        (1, 0.7),
+    ]
+
+
 def test_answers_with_the_selected_rollout(store):
     configure(
         script(select={"rationale": "2 is right", "best_index": 2}, contrast=lessons("X")),
