@@ -150,7 +150,7 @@ class UserReAct(dspy.Module):
         step.demos = starter_demos(self.env.action_example()) + list(step.demos)
 
     def look(self) -> str:
-        """What the agent saw first in this episode and the actions admissible now."""
+        """What the agent sees now and the actions admissible now."""
         return self._tools().look()
 
     def act(self, action: str) -> str:

@@ -45,6 +45,7 @@ from rbdspy.maps.world_map import WorldMap
 from rbdspy.types import Experience, Step, Trajectory
 
 MAX_LISTED = 40  # admissible actions shown in a tool's answer
+UNCHANGED = "Nothing has changed since you last looked: only act changes what you see.\n"
 
 
 def tool_answer(observation: str, admissible: Iterable[str], hint: str = "") -> str:
@@ -92,7 +93,8 @@ class EnvironmentTools:
                 answer_of=self._answer_of,
                 inside=where.inside,
             )
-        self.first = first.text
+        self.last = first.text
+        self.looks_since_act = 0
         self.offered: dict = {}  # the step last shown as memory's suggestion, and why (for the record)
 
     def _answer_of(self, act) -> str | None:
@@ -104,12 +106,21 @@ class EnvironmentTools:
             offer = self.guide.offer([(self.env.parse_action(a), a) for a in self.admissible])
         self.offered = {"suggested": offer.text, "suggested_why": offer.why.to_dict()} if offer else {}
         hint = f"\nMemory suggests: {offer.text} ({offer.why.text()})" if offer else ""
-        return tool_answer(observation, self.admissible, hint)
+        return tool_answer(observation, self.listed(), hint)
+
+    def listed(self) -> list[str]:
+        """The admissible actions the answers list: all but those named as one of these tools (a
+        text game's own "look"), which a ReAct would take for the tool and call again and again."""
+        tool_names = {tool.name for tool in self.tools()}
+        return [a for a in self.admissible if a.strip().lower() not in tool_names]
 
     def look(self) -> str:
-        """What the agent saw first in this episode, the actions admissible now and the step memory
-        suggests (if any)."""
-        return self._answer(self.first)
+        """What the agent sees now (the last observation), the actions admissible now and the step
+        memory suggests (if any)."""
+        again = self.looks_since_act > 0
+        self.looks_since_act += 1
+        # A small ReAct repeats its last tool call; a look that shows nothing new says so.
+        return (UNCHANGED if again else "") + self._answer(self.last)
 
     def act(self, action: str) -> str:
         """Send one action to the environment. Returns what it answered, the actions admissible now
@@ -133,6 +144,7 @@ class EnvironmentTools:
         note = observation_note(self.env, action, result, self.place)
         self.place = where.place if where else self.place
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
+        self.last, self.looks_since_act = result.observation, 0
         return self._answer(result.observation)
 
     def tools(self) -> list[dspy.Tool]:

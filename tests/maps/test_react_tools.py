@@ -10,6 +10,7 @@ from rbdspy.envs.base import TaskRef, world_of
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.maps import EnvironmentTools
+from rbdspy.maps.tools import UNCHANGED
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
 
@@ -73,3 +74,28 @@ def _play_two_quests(env, tmp_path):
         tools.act("go north")
         assert tools.trajectory().steps[1].metadata["suggested"] == "go north"
         assert "Memory suggests:" not in EnvironmentTools(env, second, []).look()  # no memory, no suggestion
+
+
+def test_look_shows_the_room_the_agent_is_in_and_no_action_named_as_a_tool(tmp_path):
+    """A text game admits "look"; listed beside the `look` tool, a small ReAct takes it for the tool
+    and calls the tool again and again (the 1.5B in the house did for 15 steps), so the answers
+    leave it out. `look` after moving shows where the agent is, not where it began, and a look
+    that shows nothing new says so."""
+    pytest.importorskip("textworld")
+    from rbdspy.envs.textworld_env import TextWorldHouses
+
+    env = TextWorldHouses()
+    try:
+        task = env.tasks("train", limit=1)[0]
+        tools = EnvironmentTools(env, task)
+        assert "look" in tools.admissible and "look" not in tools.listed()
+        listed = tools.look().split("Admissible actions: ")[1].split("; ")
+        assert "look" not in listed and set(listed) == set(tools.listed()) and "go north" in listed
+        moved = tools.act("go north")
+        assert tools.look() == moved and moved.split("\n")[0] != tools.steps[0].content.split("\n")[0]
+        # looking again shows the same, and says that only acting changes it
+        assert tools.look() == UNCHANGED + moved and tools.look() == UNCHANGED + moved
+        assert tools.look().startswith(UNCHANGED) and not tools.act("go south").startswith(UNCHANGED)
+        assert not tools.look().startswith(UNCHANGED)
+    finally:
+        env.close()
