@@ -111,7 +111,7 @@ class EnvironmentTools:
     def listed(self) -> list[str]:
         """The admissible actions the answers list: all but those named as one of these tools (a
         text game's own "look"), which a ReAct would take for the tool and call again and again."""
-        tool_names = {tool.name for tool in self.tools()}
+        tool_names = {tool.__name__ for tool in (self.look, self.act)}  # as tools() names them
         return [a for a in self.admissible if a.strip().lower() not in tool_names]
 
     def look(self) -> str:
