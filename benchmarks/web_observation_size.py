@@ -64,7 +64,7 @@ def replay(env, record: dict, count: Counter) -> dict:
     """The episode of `record` played again: the tokens of each tool answer and of each page."""
     tools = EnvironmentTools(env, record["task_id"])
     answers = [count(tools.look())]
-    pages = [count(tools.first)]
+    pages = [count(tools.steps[0].content)]  # the first page, as the episode recorded it
     for action in record["actions"]:
         answers.append(count(tools.act(action)))
         pages.append(count(tools.steps[-1].content))
