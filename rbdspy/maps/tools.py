@@ -94,7 +94,7 @@ class EnvironmentTools:
                 inside=where.inside,
             )
         self.last = first.text
-        self.looks_since_act = 0
+        self.looked = False  # since the last act
         self.offered: dict = {}  # the step last shown as memory's suggestion, and why (for the record)
 
     def _answer_of(self, act) -> str | None:
@@ -117,8 +117,7 @@ class EnvironmentTools:
     def look(self) -> str:
         """What the agent sees now (the last observation), the actions admissible now and the step
         memory suggests (if any)."""
-        again = self.looks_since_act > 0
-        self.looks_since_act += 1
+        again, self.looked = self.looked, True
         # A small ReAct repeats its last tool call; a look that shows nothing new says so.
         return (UNCHANGED if again else "") + self._answer(self.last)
 
@@ -144,7 +143,7 @@ class EnvironmentTools:
         note = observation_note(self.env, action, result, self.place)
         self.place = where.place if where else self.place
         self.steps.append(Step(role=ENV_ROLE, content=result.observation, metadata=note))
-        self.last, self.looks_since_act = result.observation, 0
+        self.last, self.looked = result.observation, False
         return self._answer(result.observation)
 
     def tools(self) -> list[dspy.Tool]:
