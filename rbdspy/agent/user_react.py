@@ -4,6 +4,8 @@
     agent = UserReAct(env, react=dspy.ReActV2)            # the same with DSPy's next ReAct
     agent = UserReAct(env, starter=True)                  # shown one made-up episode first
     agent = UserReAct(env, compiled="house-react")        # with the demos a compile chose
+    agent = UserReAct(env, look_tool=False)               # first observation as input; act only
+    agent = UserReAct(env, play_to_end=True)              # goes on until the environment ends it
     bank = rbdspy.ReasoningBank(agent=agent, store=store)
     bank(task=env.describe(tid), task_id=tid)
 
@@ -24,6 +26,22 @@ With `compiled`, the agent's predictors take a compiled program's demos and inst
 shipped one by name, or what `rbdspy compile-agent` wrote: `rbdspy.agent.compiled_agent`), in place
 of the starter's: a program compiled from a starter agent keeps the starter after its own demos.
 
+With `look_tool=False`, the ReAct is given what the agent sees first (and the step memory
+suggests there) as an input, `observation`, and has `act` alone: a 1.5B model with a `look` tool
+calls it again and again, writing the action it means in its thought and `look` as the tool.
+
+A step the model writes so that DSPy cannot parse it (an action as the tool's name) ends that
+ReAct call; the episode goes on where it stands, in a fresh call given what is seen now, until the
+episode's steps (`max_iters`, the failed step counted) are spent. A greedy model given the same
+inputs writes the same step, so where the failed step was a fresh call's first, the agent given
+what it sees is told once that its step could not be read; a second such failure, or one with a
+look tool, ends the episode.
+
+With `play_to_end`, the agent plays until the environment ends the episode (won, lost, or its
+steps spent), as a user's loop over a game does: the 1.5B finishes a house quest after 2-6 actions,
+without the thing it was asked for ("The broccoli cannot be taken."). A ReAct that finishes
+earlier is called again, given where the episode stands, while it moved since its last call.
+
 Only DSPy's public API is used (`react(signature, tools=..., max_iters=...)`, the prediction's
 output fields), so the same agent runs on `dspy.ReAct` and `dspy.ReActV2`.
 """
@@ -35,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import dspy
+from dspy.utils.exceptions import AdapterParseError
 
 from rbdspy.agent.compiled_agent import load_compiled
 from rbdspy.core.lm_errors import raise_if_setup_error
@@ -44,6 +63,7 @@ from rbdspy.maps.tools import EnvironmentTools, tool_answer
 from rbdspy.maps.world_map import WorldMap
 
 SIGNATURE = "task, memory -> answer"
+SEEING_SIGNATURE = "task, observation, memory -> answer"  # look_tool=False: the first observation as an input
 # The trajectory's metadata key saying why an episode stopped early (an LM error), and its length cap.
 STOPPED, STOPPED_CHARS = "stopped", 300
 DEFAULT_MAX_ITERS = 15
@@ -55,6 +75,8 @@ STEP_OUTPUTS = ("next_thought", "next_tool_name", "next_tool_args")
 # what the tool answered.
 Call = tuple[str, str, dict[str, Any], str]
 LOOK_THOUGHT = "First I see what there is to act on."
+# Before what the agent sees, where its last step could not be read and nothing else has changed.
+MISFORMATTED = "(Your last step could not be read: the tool is act or finish, and act's argument is one action.)\n"
 DONE_THOUGHT = "The task is done."
 
 
@@ -63,32 +85,43 @@ def act_thought(action: str) -> str:
     return f"The listed action that does the next part of the task is {action}."
 
 
-def react_demos(task: str, calls: list[Call]) -> list[dspy.Example]:
+def react_demos(task: str, calls: list[Call], observation: str | None = None) -> list[dspy.Example]:
     """An episode's `calls` (ending with `finish`) as a ReAct step predictor's demos, one per call,
     each with the trajectory before it written as DSPy's Chat and JSON adapters write a ReAct
-    trajectory to its step predictor."""
+    trajectory to its step predictor; `observation`: what was seen first, for an agent given it as
+    an input (`look_tool=False`)."""
     adapter = dspy.ChatAdapter()
     demos, done = [], {}
+    seen = {} if observation is None else {"observation": observation}
     for i, (thought, tool, args, answer) in enumerate(calls):
         trajectory = adapter.format_user_message_content(dspy.Signature(f"{', '.join(done) or 'none'} -> x"), done)
         outputs = dict(zip(STEP_OUTPUTS, (thought, tool, args), strict=True))
-        demos.append(dspy.Example(task=task, memory="", trajectory=trajectory if done else "", **outputs))
+        demos.append(dspy.Example(task=task, memory="", trajectory=trajectory if done else "", **seen, **outputs))
         done.update(
             {f"thought_{i}": thought, f"tool_name_{i}": tool, f"tool_args_{i}": args, f"observation_{i}": answer}
         )
     return demos
 
 
-def starter_demos(example: ActionExample) -> list[dspy.Example]:
-    """`example` as a ReAct step predictor's demos, one per step: `look`, each action through
-    `act`, then `finish` (`react_demos`)."""
-    listed = list(example.admissible)
-    calls: list[Call] = [(LOOK_THOUGHT, "look", {}, tool_answer(example.observation, listed))]
+def starter_demos(example: ActionExample, look_tool: bool = True) -> list[dspy.Example]:
+    """`example` as a ReAct step predictor's demos, one per step: `look` (or, with
+    `look_tool=False`, what was seen first as the `observation` input), each action through `act`,
+    then `finish` (`react_demos`)."""
+    first = tool_answer(example.observation, example.admissible)
+    calls: list[Call] = [(LOOK_THOUGHT, "look", {}, first)] if look_tool else []
     for n, (action, answer) in enumerate(example.steps):
         last = n == len(example.steps) - 1
-        calls.append((act_thought(action), "act", {"action": action}, tool_answer(answer, [] if last else listed)))
+        listed = example.listed[n] if example.listed else ([] if last else example.admissible)
+        thought = example.thoughts[n] if example.thoughts else act_thought(action)
+        calls.append((thought, "act", {"action": action}, tool_answer(answer, listed)))
     calls.append((DONE_THOUGHT, "finish", {}, "Completed."))
-    return react_demos(example.task, calls)
+    return react_demos(example.task, calls, None if look_tool else first)
+
+
+def _misformatted_step(error: AdapterParseError) -> bool:
+    """Whether `error` is a ReAct step the model wrote so that it could not be parsed (and not its
+    final answer's): the signature it failed to fill chooses the next tool."""
+    return set(STEP_OUTPUTS) <= set(getattr(error.signature, "output_fields", {}))
 
 
 def step_predictor(agent: dspy.Module) -> tuple[str, dspy.Predict] | None:
@@ -104,7 +137,9 @@ class UserReAct(dspy.Module):
     """`react` (a ReAct class: `dspy.ReAct`, `dspy.ReActV2`) over `env`'s tools, one episode per
     call; `show_map`: the tools name the map's step where a bank hands one; `starter`: the step
     predictor is shown a made-up episode first (dspy.ReAct only); `compiled`: a compiled
-    program's state (a shipped name, a directory or a .json) replaces the predictors' own."""
+    program's state (a shipped name, a directory or a .json) replaces the predictors' own;
+    `look_tool=False`: the first observation is an input and `act` the only tool; `play_to_end`:
+    a ReAct that finishes before the environment ends the episode is called again from there."""
 
     def __init__(
         self,
@@ -114,14 +149,19 @@ class UserReAct(dspy.Module):
         show_map: bool = False,
         starter: bool = False,
         compiled: str | Path | None = None,
+        look_tool: bool = True,
+        play_to_end: bool = False,
     ):
         super().__init__()
         if max_iters < 1:
             raise ValueError(f"max_iters must be at least 1; got {max_iters}")
-        self.env, self.max_iters, self.show_map = env, max_iters, show_map
+        self.env, self.max_iters, self.show_map, self.look_tool = env, max_iters, show_map, look_tool
+        self.play_to_end = play_to_end
         self._episode: EnvironmentTools | None = None
+        self._calls = 0  # the episode's tool calls and misformatted steps: its steps spent
         self._react_class = react
-        self.react = react(SIGNATURE, tools=[self.look, self.act], max_iters=max_iters)
+        tools = [self.look, self.act] if look_tool else [self.act]
+        self.react = react(SIGNATURE if look_tool else SEEING_SIGNATURE, tools=tools, max_iters=max_iters)
         self.starter, self.compiled = starter, compiled
         if starter:
             self._show_example()
@@ -137,6 +177,8 @@ class UserReAct(dspy.Module):
             show_map=self.show_map,
             starter=self.starter,
             compiled=compiled,
+            look_tool=self.look_tool,
+            play_to_end=self.play_to_end,
         )
 
     def _show_example(self) -> None:
@@ -147,15 +189,27 @@ class UserReAct(dspy.Module):
             raise ValueError(
                 "starter=True needs dspy.ReAct, whose step predictor writes next_tool_name and next_tool_args"
             )
-        step.demos = starter_demos(self.env.action_example()) + list(step.demos)
+        step.demos = starter_demos(self.env.action_example(), self.look_tool) + list(step.demos)
 
     def look(self) -> str:
         """What the agent sees now and the actions admissible now."""
-        return self._tools().look()
+        tools = self._tools()
+        self._calls += 1
+        return tools.look()
 
     def act(self, action: str) -> str:
         """Send one action to the environment. Returns what it answered and the actions admissible now."""
-        return self._tools().act(action)
+        tools = self._tools()
+        self._calls += 1
+        return tools.act(action)
+
+    def _resume_inputs(self, noted: bool = False) -> dict[str, Any]:
+        """A ReAct call's inputs beyond the task and memory: the steps the episode has left and,
+        without a look tool, what the agent sees now (after `MISFORMATTED` where `noted`)."""
+        inputs: dict[str, Any] = {"max_iters": self.max_iters - self._calls}
+        if not self.look_tool:
+            inputs["observation"] = (MISFORMATTED if noted else "") + self._tools().seen()
+        return inputs
 
     def _tools(self) -> EnvironmentTools:
         if self._episode is None:
@@ -175,16 +229,41 @@ class UserReAct(dspy.Module):
         if not task_id:
             raise ValueError("UserReAct needs task_id='<env>/<task_type>/<split>/<variation>' to know what to play")
         self._episode = EnvironmentTools(self.env, task_id, world_map=world_map if self.show_map else None)
-        stopped = None
-        try:
-            pred = self.react(task=task or self._episode.task, memory=memory)
-            answer = getattr(pred, "answer", "")
-        except Exception as exc:  # an LM that misbehaves ends the episode as it stands, never the run
-            raise_if_setup_error(exc)  # one that is missing or unusable does end it
-            answer = f"The agent stopped: {type(exc).__name__}"
-            stopped = f"{type(exc).__name__}: {exc}"[:STOPPED_CHARS]
+        self._calls = 0
+        answer, stopped, noted = "", None, False
+        while self._calls < self.max_iters:
+            before = self._episode.actions + self._episode.looks
+            try:
+                pred = self.react(task=task or self._episode.task, memory=memory, **self._resume_inputs(noted))
+                answer, stopped = getattr(pred, "answer", ""), None
+                self._calls += 1  # its last step: finish (or one past its steps)
+                moved = self._episode.actions + self._episode.looks > before
+                # With play_to_end, a ReAct that finished before the environment ended the episode
+                # goes on from where it stands; one that finished without a step would again.
+                if not (self.play_to_end and moved and not self._episode.done):
+                    break
+                noted = False
+                continue
+            except AdapterParseError as exc:
+                answer, stopped = f"The agent stopped: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
+                if not _misformatted_step(exc):  # the final answer's: the episode was over
+                    break
+                self._calls += 1  # a misformatted step: go on from where the episode stands
+                if self._episode.actions + self._episode.looks == before:
+                    # It failed on a fresh call's first step: called again with the same inputs, a
+                    # greedy model writes the same step. Once, where the agent is given what it
+                    # sees, with a note that says what a step is; else the episode ends.
+                    if self.look_tool or noted:
+                        break
+                    noted = True
+                else:
+                    noted = False
+            except Exception as exc:  # an LM that misbehaves ends the episode as it stands, never the run
+                raise_if_setup_error(exc)  # one that is missing or unusable does end it
+                answer, stopped = f"The agent stopped: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
+                break
         trajectory = self._episode.trajectory()
         if stopped:  # why the episode ended early, for the records (not shown to a judge)
-            trajectory.metadata[STOPPED] = stopped
+            trajectory.metadata[STOPPED] = stopped[:STOPPED_CHARS]
         self._episode = None
         return dspy.Prediction(answer=answer, trajectory=trajectory)

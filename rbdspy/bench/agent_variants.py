@@ -22,13 +22,18 @@ AGENT_VARIANTS = VARIANTS
 # the task's world offers where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
 # "react-starter" is "react" shown one made-up episode in the environment's words first;
 # "react-compiled" is "react" with the compiled program rbdspy ships for the environment
-# (`rbdspy.agent.compiled_agent`: demos BootstrapFewShot chose on train tasks, the starter after them).
+# (`rbdspy.agent.compiled_agent`: demos BootstrapFewShot chose on train tasks, the starter after them);
+# "react-act" and "react-act-map" are "react-starter" and "react-map" given the first observation as
+# an input, with `act` their only tool (`look_tool=False`), played until the environment ends the
+# episode (`play_to_end`).
 USER_AGENTS: dict[str, dict[str, Any]] = {
     "react": {"show_map": False},
     "react-starter": {"show_map": False, "starter": True},
     "react-compiled": {"show_map": False, "compiled": SHIPPED},
     "react-map": {"show_map": True, "starter": True},
     "react-v2": {"show_map": False, "react": dspy.ReActV2},
+    "react-act": {"show_map": False, "starter": True, "look_tool": False, "play_to_end": True},
+    "react-act-map": {"show_map": True, "starter": True, "look_tool": False, "play_to_end": True},
 }
 
 

@@ -54,12 +54,16 @@ def describe_user_agent(name: str) -> str:
     options = USER_AGENTS[name]
     react = getattr(options.get("react"), "__name__", "ReAct")
     parts = [f"dspy.{react}"]
+    if options.get("look_tool") is False:
+        parts.append("act only, first view given")
+    if options.get("play_to_end"):
+        parts.append("to the end")
     if options.get("starter"):
-        parts.append("shown a made-up episode")
+        parts.append("shown an example")
     if options.get("compiled"):
         parts.append("with rbdspy's compiled demos")
     if options.get("show_map"):
-        parts.append("tools name the map's step")
+        parts.append("map's step shown")
     return ", ".join(parts)
 
 

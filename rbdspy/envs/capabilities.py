@@ -163,12 +163,23 @@ class HostsTasks(Protocol):
 class ActionExample:
     """A made-up episode in an environment's own words: the task, what was seen first, the actions
     listed then, and each action played with what the environment answered. Made up, so that it
-    shows how actions are written without giving away any real task."""
+    shows how actions are written without giving away any real task. Where the actions listed
+    change as the episode goes (another room), `listed` gives those listed after each step; where
+    a step needs saying why (the thing is not here: look elsewhere), `thoughts` gives each step's
+    reason. Either is empty, or one per step."""
 
     task: str
     observation: str
     admissible: tuple[str, ...]
     steps: tuple[tuple[str, str], ...]
+    listed: tuple[tuple[str, ...], ...] = ()
+    thoughts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("listed", "thoughts"):
+            given = len(getattr(self, name))
+            if given and given != len(self.steps):
+                raise ValueError(f"ActionExample.{name} has {given} entries for {len(self.steps)} steps")
 
 
 @runtime_checkable

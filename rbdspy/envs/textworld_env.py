@@ -222,17 +222,49 @@ class TextWorldHouses(EnvironmentBase):
         return self.catalogue(int(ref.task_type)).quest(ref.split, ref.variation)
 
     def action_example(self) -> ActionExample:
-        """A made-up quest in a made-up pantry (no generated world has it), in TextWorld's words."""
+        """A made-up quest in a made-up house (no generated world has it), in TextWorld's words: the
+        thing is not where the episode begins, so the example looks for it through the exits
+        (one room without it), takes it and carries it to where the task puts it."""
+        hall = (
+            "-= Hallway =-\nYou are in a hallway. You see a rug.\n"
+            "There is an exit to the north. There is an exit to the east."
+        )
+        kitchen = (
+            "-= Kitchen =-\nYou are in a kitchen. You see a counter. On the counter is a cup.\n"
+            "There is an exit to the south."
+        )
+        pantry = (
+            "-= Pantry =-\nYou are in a pantry. You see a shelf. On the shelf is a jar.\nThere is an exit to the west."
+        )
+        in_hall = ("go north", "go east", "take rug", "examine rug")
+        in_kitchen = ("go south", "take cup from counter", "examine counter")
+        in_pantry = ("go west", "take jar from shelf", "examine shelf")
+        steps = (
+            ("go north", kitchen, in_kitchen, "There is no jar here. I go through an exit to look for it."),
+            ("go south", hall, in_hall, "The counter is here but the jar is not. I try another room."),
+            ("go east", pantry, in_pantry, "I have not been east yet."),
+            (
+                "take jar from shelf",
+                "You take the jar from the shelf.",
+                ("go west", "examine shelf", "put jar on shelf"),
+                "The jar is on the shelf here. I take it.",
+            ),
+            ("go west", hall, (*in_hall, "put jar on rug"), "The counter is in the kitchen, north of the hallway."),
+            ("go north", kitchen, (*in_kitchen, "put jar on counter"), "The kitchen is north."),
+            (
+                "put jar on counter",
+                "You put the jar on the counter.\n\nYour score has just gone up by one point.",
+                (),
+                "The counter is here and I carry the jar.",
+            ),
+        )
         return ActionExample(
             task="Put the jar on the counter.",
-            observation="-= Pantry =-\nYou are in a pantry. You see a shelf. On the shelf is a jar.\n"
-            "There is an exit to the north.",
-            admissible=("take jar from shelf", "examine shelf", "go north"),
-            steps=(
-                ("take jar from shelf", "You take the jar from the shelf."),
-                ("go north", "-= Kitchen =-\nYou are in a kitchen. You see a counter.\nThere is an exit to the south."),
-                ("put jar on counter", "You put the jar on the counter.\n\nYour score has just gone up by one point."),
-            ),
+            observation=hall,
+            admissible=in_hall,
+            steps=tuple((action, answer) for action, answer, _, _ in steps),
+            listed=tuple(listed for _, _, listed, _ in steps),
+            thoughts=tuple(thought for *_, thought in steps),
         )
 
     def world_of(self, task: TaskRef | str) -> str:

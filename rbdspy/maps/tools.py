@@ -73,7 +73,8 @@ class EnvironmentTools:
         self.task = first.task_description
         self.admissible = list(first.admissible)
         self.steps = [Step(role=ENV_ROLE, content=first.text, metadata=whereabouts_note(first.whereabouts))]
-        self.actions = self.rejected = 0
+        self.actions = self.rejected = self.looks = 0
+        self.done = False  # the environment ended the episode
         self.typed = isinstance(env, TypedActions)
         where = first.whereabouts
         self.place = where.place if where else None
@@ -114,12 +115,18 @@ class EnvironmentTools:
         tool_names = {tool.__name__ for tool in (self.look, self.act)}  # as tools() names them
         return [a for a in self.admissible if a.strip().lower() not in tool_names]
 
+    def seen(self) -> str:
+        """What the agent sees now (the last observation), the actions admissible now and the step
+        memory suggests (if any): what `look` answers, for an agent given it as an input."""
+        return self._answer(self.last)
+
     def look(self) -> str:
         """What the agent sees now (the last observation), the actions admissible now and the step
         memory suggests (if any)."""
         again, self.looked = self.looked, True
+        self.looks += 1
         # A small ReAct repeats its last tool call; a look that shows nothing new says so.
-        return (UNCHANGED if again else "") + self._answer(self.last)
+        return (UNCHANGED if again else "") + self.seen()
 
     def act(self, action: str) -> str:
         """Send one action to the environment. Returns what it answered, the actions admissible now
@@ -128,6 +135,7 @@ class EnvironmentTools:
         self.actions += 1
         self.rejected += 0 if result.valid else 1
         self.admissible = list(result.admissible)
+        self.done = bool(result.done)
         where = result.whereabouts
         typed = self.env.parse_action(action) if self.typed else None
         if self.guide is not None and typed is not None:

@@ -28,19 +28,21 @@ from rbdspy.maps.tools import EnvironmentTools
 from rbdspy.optimizers.agent_compile import AgentCompileReport
 
 
-def walkthrough_calls(env: Environment, task_id: str) -> tuple[str, list[Call]] | None:
-    """The task's walkthrough played through a ReAct's tools (`look`, then `act` per action, then
-    `finish`): the task and the calls, or None where the environment did not score it won."""
+def walkthrough_calls(env: Environment, task_id: str, look_tool: bool = True) -> tuple[str, list[Call], str] | None:
+    """The task's walkthrough played through a ReAct's tools (`look` where it has one, then `act`
+    per action, then `finish`): the task, the calls and what was seen first, or None where the
+    environment did not score it won."""
     ref = TaskRef.parse(task_id)
     path = env.gold_path(ref)  # before the episode starts: an environment may reset to find it
     tools = EnvironmentTools(env, ref)
-    calls: list[Call] = [(LOOK_THOUGHT, "look", {}, tools.look())]
+    first = tools.seen()
+    calls: list[Call] = [(LOOK_THOUGHT, "look", {}, tools.look())] if look_tool else []
     for action in path:
         calls.append((act_thought(action), "act", {"action": action}, tools.act(action)))
     if not tools.trajectory().outcome:
         return None
     calls.append((DONE_THOUGHT, "finish", {}, "Completed."))
-    return tools.task, calls
+    return tools.task, calls, first
 
 
 def compile_from_walkthroughs(
@@ -54,14 +56,16 @@ def compile_from_walkthroughs(
     found = step_predictor(agent)
     if found is None:
         raise ValueError("compiling from walkthroughs needs a ReAct, whose step predictor writes next_tool_name")
+    look_tool = getattr(agent, "look_tool", True)  # UserReAct's form: a look tool, or the first observation given
     report, demos = AgentCompileReport(), []
     for example in trainset:
         if len(demos) == max_demos:
             break
-        played = walkthrough_calls(env, example.task_id)
+        played = walkthrough_calls(env, example.task_id, look_tool)
         report.played.append({"task_id": example.task_id, "won": played is not None})
         if played is not None:
-            demos.append(react_demos(*played)[-1])
+            task, calls, first = played
+            demos.append(react_demos(task, calls, None if look_tool else first)[-1])
     name, step = found
     report.demos = {name: len(demos)}
     step.demos = [*demos, *step.demos]

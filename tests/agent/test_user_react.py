@@ -8,7 +8,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.agent.user_react import UserReAct
+from rbdspy.agent.user_react import MISFORMATTED, UserReAct
 from rbdspy.loop.reasoning_bank import ReasoningBank
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
@@ -132,9 +132,13 @@ def test_a_starter_shows_the_react_one_made_up_episode_in_the_environments_words
     example = house.action_example()
     agent = UserReAct(house, starter=True)
     demos = agent.react.react.demos
-    assert [d.next_tool_name for d in demos] == ["look", "act", "act", "act", "finish"]
-    assert [d.next_tool_args["action"] for d in demos[1:4]] == [a for a, _ in example.steps]
-    assert demos[0].trajectory == "" and example.steps[-1][1] in demos[4].trajectory
+    n = len(example.steps)
+    assert [d.next_tool_name for d in demos] == ["look", *["act"] * n, "finish"]
+    assert [d.next_tool_args["action"] for d in demos[1 : n + 1]] == [a for a, _ in example.steps]
+    assert demos[0].trajectory == "" and example.steps[-1][1] in demos[-1].trajectory
+    # The example's reason for a step is the demo's thought, and what is listed after it changes with the room.
+    assert [d.next_thought for d in demos[1 : n + 1]] == list(example.thoughts)
+    assert "; ".join(example.listed[0]) in demos[2].trajectory
     task = house.tasks("train", limit=1)[0]
     lm = DummyLM(react_script([]))
     with dspy.context(lm=lm):
@@ -144,3 +148,71 @@ def test_a_starter_shows_the_react_one_made_up_episode_in_the_environments_words
     assert f'{{"action": "{last}"}}' in shown and example.task in shown
     with pytest.raises(ValueError, match="dspy.ReAct"):
         UserReAct(house, starter=True, react=dspy.ReActV2)
+
+
+def test_without_a_look_tool_the_react_is_given_what_it_sees_and_acts(house):
+    task = house.tasks("train", limit=1)[0]
+    way = house.gold_path(task)
+    example = house.action_example()
+    agent = UserReAct(house, max_iters=len(way) + 2, starter=True, look_tool=False)
+    demos = agent.react.react.demos
+    assert [d.next_tool_name for d in demos] == [*["act"] * len(example.steps), "finish"]
+    assert all(example.observation in d.observation for d in demos)  # the example's first room, as input
+    assert set(agent.react.tools) == {"act", "finish"}
+    lm = DummyLM(react_script(way))
+    with dspy.context(lm=lm):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way and pred.trajectory.outcome
+    first_call = str(lm.history[0]["messages"][-1]["content"])
+    assert pred.trajectory.steps[0].content in first_call  # the episode's own first observation
+
+
+def test_a_step_the_model_misformats_does_not_end_the_episode(house):
+    task = house.tasks("train", limit=1)[0]
+    way = house.gold_path(task)
+    steps = react_script(way)
+    # The model writes the action as the tool's name once, mid-episode: DSPy cannot parse it.
+    broken = {"next_thought": "next", "next_tool_name": way[1], "next_tool_args": {}}
+    script = [steps[0], broken, *steps[1:]]
+    agent = UserReAct(house, max_iters=len(way) + 3, look_tool=False)
+    lm = DummyLM(script, adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):  # as the bench plays: no second try by another adapter
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way and pred.trajectory.outcome
+    assert "stopped" not in pred.trajectory.metadata
+    # The fresh call goes on from where the episode stands, with the steps it has left.
+    resumed = str(lm.history[2]["messages"][-1]["content"])
+    assert pred.trajectory.steps[2].content in resumed
+    assert MISFORMATTED not in resumed  # it had acted since: the fresh call's inputs differ anyway
+    # A fresh call's first step misformatted: called again as it was, a greedy model writes it again,
+    # so the agent is told once what a step is; a second such failure ends the episode.
+    agent = UserReAct(house, max_iters=10, look_tool=False)
+    lm = DummyLM([broken] * 20, adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert pred.answer.startswith("The agent stopped") and "AdapterParseError" in pred.trajectory.metadata["stopped"]
+    asked = [str(h["messages"][-1]["content"]) for h in lm.history]
+    assert [MISFORMATTED in text for text in asked] == [False, True]
+
+
+def test_played_to_the_end_a_react_that_finishes_early_goes_on_until_the_environment_ends_it(house):
+    task = house.tasks("train", limit=1)[0]
+    way = house.gold_path(task)
+    assert len(way) >= 2
+    act = lambda a: {"next_thought": f"do {a}", "next_tool_name": "act", "next_tool_args": {"action": a}}  # noqa: E731
+    finish = {"next_thought": "done", "next_tool_name": "finish", "next_tool_args": {}}
+    answer = {"reasoning": "r", "answer": "done"}
+    # It finishes after the first action; called again from there, it plays the rest.
+    script = [act(way[0]), finish, answer, *[act(a) for a in way[1:]], finish, answer]
+    for play_to_end, played in ((False, way[:1]), (True, way)):
+        agent = UserReAct(house, max_iters=len(way) + 4, look_tool=False, play_to_end=play_to_end)
+        with dspy.context(lm=DummyLM(list(script), adapter=dspy.JSONAdapter()), adapter=dspy.JSONAdapter()):
+            pred = agent(task=house.describe(task), task_id=task.id)
+        assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == played
+        assert pred.trajectory.outcome is (played == way)
+    # A call that finishes without a step would finish again: the episode ends there.
+    agent = UserReAct(house, max_iters=10, look_tool=False, play_to_end=True)
+    lm = DummyLM([act(way[0]), finish, answer, finish, answer, act(way[1])], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        pred = agent(task=house.describe(task), task_id=task.id)
+    assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way[:1] and len(lm.history) == 5

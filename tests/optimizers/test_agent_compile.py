@@ -22,6 +22,7 @@ from rbdspy.agent.compiled_agent import (
     shipped_for,
 )
 from rbdspy.agent.user_react import UserReAct, starter_demos
+from rbdspy.bench.agent_variants import agent_options
 from rbdspy.optimizers.agent_compile import agent_trainset, compile_agent, reward_metric, save_compiled_agent
 from tests.house_testing import react_script, small_house
 
@@ -107,8 +108,29 @@ def test_every_shipped_program_has_its_card_and_loads_into_a_user_agent(house):
         # the predictors are named alike in every environment: the program loads into this house's agent
         saved = json.loads(program_path(name).read_text())["react.react"]["demos"]
         assert len(saved) >= about["bootstrapped_demos"]["react.react"] >= 1, name
-        agent = UserReAct(house, compiled=name)
+        # into the form of agent it was compiled for (a look tool, or the first observation given)
+        options = {k: v for k, v in agent_options(about["agent"]).items() if k != "compiled"}
+        agent = UserReAct(house, compiled=name, **options)
         assert [d["next_tool_name"] for d in agent.react.react.demos] == [d["next_tool_name"] for d in saved], name
+
+
+def test_walkthroughs_compile_an_agent_given_its_first_observation_and_no_other_form_loads_it(house, tmp_path):
+    from rbdspy.optimizers.walkthrough_demos import compile_from_walkthroughs
+
+    trainset = agent_trainset(house, [house.task_types()[0]], per_type=1)
+    agent, report = compile_from_walkthroughs(UserReAct(house, look_tool=False), house, trainset, max_demos=1)
+    (demo,) = agent.react.react.demos
+    first = trainset[0].task_id
+    assert report.won == 1 and demo["next_tool_name"] == "finish" and '"look"' not in demo["trajectory"]
+    assert demo["observation"].startswith(house.reset(first).text)  # what the episode showed first, as input
+    save_compiled_agent(agent, tmp_path / "act", card={"agent": "react-act"})
+    with pytest.raises(ValueError, match="compiled for another form of this agent: the demos of react.react hold obs"):
+        UserReAct(house, compiled=tmp_path / "act")  # a look tool and no observation input: the demos don't fit
+    looking, _ = compile_from_walkthroughs(UserReAct(house), house, trainset, max_demos=1)
+    save_compiled_agent(looking, tmp_path / "look", card={"agent": "react"})
+    with pytest.raises(ValueError, match="another form of this agent: the demos of react.react lack observation"):
+        UserReAct(house, look_tool=False, compiled=tmp_path / "look")
+    assert UserReAct(house, look_tool=False, compiled=tmp_path / "act").react.react.demos[0]["observation"]
 
 
 def test_the_compiled_agent_arm_plays_a_user_agent_only(house, tmp_path, monkeypatch):
