@@ -79,10 +79,11 @@ def _react_v2_script(actions):
 
 
 @pytest.mark.parametrize("react, script", [(dspy.ReAct, react_script), (dspy.ReActV2, _react_v2_script)])
-def test_the_same_agent_plays_on_both_of_dspys_react_modules(house, react, script):
+@pytest.mark.parametrize("look_tool", [True, False])
+def test_the_same_agent_plays_on_both_of_dspys_react_modules(house, react, script, look_tool):
     task = house.tasks("train", limit=1)[0]
     way = house.gold_path(task)
-    agent = UserReAct(house, max_iters=len(way) + 2, react=react)
+    agent = UserReAct(house, max_iters=len(way) + 2, react=react, look_tool=look_tool, play_to_end=not look_tool)
     with dspy.context(lm=DummyLM(script(way))):
         pred = agent(task=house.describe(task), task_id=task.id)
     assert isinstance(agent.react, react) and pred.trajectory.outcome is True
@@ -216,3 +217,14 @@ def test_played_to_the_end_a_react_that_finishes_early_goes_on_until_the_environ
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         pred = agent(task=house.describe(task), task_id=task.id)
     assert [s.content for s in pred.trajectory.steps if s.role == "agent"] == way[:1] and len(lm.history) == 5
+
+
+def test_an_example_with_a_reason_or_a_listing_per_step_has_one_for_every_step():
+    from rbdspy.envs.capabilities import ActionExample
+
+    steps = (("go north", "-= Kitchen =-"), ("take jar", "Taken."))
+    assert ActionExample("t", "o", ("go north",), steps, thoughts=("a", "b")).thoughts == ("a", "b")
+    with pytest.raises(ValueError, match="ActionExample.thoughts has 1 entries for 2 steps"):
+        ActionExample("t", "o", ("go north",), steps, thoughts=("a",))
+    with pytest.raises(ValueError, match="ActionExample.listed has 3 entries for 2 steps"):
+        ActionExample("t", "o", ("go north",), steps, listed=((), (), ()))
