@@ -58,10 +58,6 @@ def program_path(compiled: str | Path) -> Path:
     return path
 
 
-# The key DSPy's BootstrapFewShot adds to a demo it bootstrapped: not a field.
-DSPY_DEMO_FLAG = "augmented"
-
-
 def program_digest(compiled: str | Path) -> str:
     """The first 12 hex digits of the program file's SHA-256: which program a run loaded."""
     return hashlib.sha256(program_path(compiled).read_bytes()).hexdigest()[:12]
@@ -88,13 +84,4 @@ def load_compiled(module: dspy.Module, compiled: str | Path) -> Path:
     except (KeyError, TypeError, ValueError) as error:
         what = f"{type(error).__name__}: {error}"
         raise ValueError(f"{path} is not a compiled {type(module).__name__} ({what})") from error
-    for name, predictor in module.named_predictors():
-        # DSPy loads demos whatever their fields: demos compiled for another form of the agent (a
-        # look tool, or the first observation as an input) would be shown without what they hold.
-        reads, fields = set(predictor.signature.input_fields), {*predictor.signature.fields, DSPY_DEMO_FLAG}
-        held = {key for demo in predictor.demos for key in demo}
-        lacking = sorted(key for demo in predictor.demos for key in reads if key not in demo)
-        if lacking or held - fields:
-            what = f"lack {', '.join(sorted(set(lacking)))}" if lacking else f"hold {', '.join(sorted(held - fields))}"
-            raise ValueError(f"{path} was compiled for another form of this agent: the demos of {name} {what}")
     return path

@@ -166,7 +166,18 @@ class UserReAct(dspy.Module):
         if starter:
             self._show_example()
         if compiled is not None:
-            load_compiled(self, compiled)
+            self._check_form(load_compiled(self, compiled))
+
+    def _check_form(self, path: Path) -> None:
+        """Refuses a compiled program whose step demos were written for the other form of this
+        agent (a look tool, or the first observation as an input): DSPy would load them and show
+        them without what they hold."""
+        found = step_predictor(self)
+        demos = found[1].demos if found else []
+        odd = [demo for demo in demos if ("observation" in demo) == self.look_tool]
+        if odd:
+            what = "hold observation" if self.look_tool else "lack observation"
+            raise ValueError(f"{path} was compiled for another form of this agent: the demos of {found[0]} {what}")
 
     def with_compiled(self, compiled: str | Path) -> UserReAct:
         """The same agent (environment, ReAct, steps, map) with a compiled program's state."""
