@@ -118,6 +118,11 @@ def starter_demos(example: ActionExample, look_tool: bool = True) -> list[dspy.E
     return react_demos(example.task, calls, None if look_tool else first)
 
 
+def _stopped(error: Exception) -> tuple[str, str]:
+    """The answer of an episode `error` ended, and why, for the records."""
+    return f"The agent stopped: {type(error).__name__}", f"{type(error).__name__}: {error}"
+
+
 def _misformatted_step(error: AdapterParseError) -> bool:
     """Whether `error` is a ReAct step the model wrote so that it could not be parsed (and not its
     final answer's): the signature it failed to fill chooses the next tool."""
@@ -158,7 +163,6 @@ class UserReAct(dspy.Module):
         self.env, self.max_iters, self.show_map, self.look_tool = env, max_iters, show_map, look_tool
         self.play_to_end = play_to_end
         self._episode: EnvironmentTools | None = None
-        self._calls = 0  # the episode's tool calls and misformatted steps: its steps spent
         self._react_class = react
         tools = [self.look, self.act] if look_tool else [self.act]
         self.react = react(SIGNATURE if look_tool else SEEING_SIGNATURE, tools=tools, max_iters=max_iters)
@@ -204,20 +208,16 @@ class UserReAct(dspy.Module):
 
     def look(self) -> str:
         """What the agent sees now and the actions admissible now."""
-        tools = self._tools()
-        self._calls += 1
-        return tools.look()
+        return self._tools().look()
 
     def act(self, action: str) -> str:
         """Send one action to the environment. Returns what it answered and the actions admissible now."""
-        tools = self._tools()
-        self._calls += 1
-        return tools.act(action)
+        return self._tools().act(action)
 
-    def _resume_inputs(self, noted: bool = False) -> dict[str, Any]:
-        """A ReAct call's inputs beyond the task and memory: the steps the episode has left and,
+    def _resume_inputs(self, left: int, noted: bool) -> dict[str, Any]:
+        """A ReAct call's inputs beyond the task and memory: the `left` steps of the episode and,
         without a look tool, what the agent sees now (after `MISFORMATTED` where `noted`)."""
-        inputs: dict[str, Any] = {"max_iters": self.max_iters - self._calls}
+        inputs: dict[str, Any] = {"max_iters": left}
         if not self.look_tool:
             inputs["observation"] = (MISFORMATTED if noted else "") + self._tools().seen()
         return inputs
@@ -240,38 +240,34 @@ class UserReAct(dspy.Module):
         if not task_id:
             raise ValueError("UserReAct needs task_id='<env>/<task_type>/<split>/<variation>' to know what to play")
         self._episode = EnvironmentTools(self.env, task_id, world_map=world_map if self.show_map else None)
-        self._calls = 0
+        episode = self._episode
+        spent = 0  # the steps beside its tool calls: each call's finish and each misformatted step
         answer, stopped, noted = "", None, False
-        while self._calls < self.max_iters:
-            before = self._episode.actions + self._episode.looks
+        while episode.calls + spent < self.max_iters:
+            before = episode.calls
             try:
-                pred = self.react(task=task or self._episode.task, memory=memory, **self._resume_inputs(noted))
-                answer, stopped = getattr(pred, "answer", ""), None
-                self._calls += 1  # its last step: finish (or one past its steps)
-                moved = self._episode.actions + self._episode.looks > before
+                left = self.max_iters - episode.calls - spent
+                pred = self.react(task=task or episode.task, memory=memory, **self._resume_inputs(left, noted))
+                answer, stopped, spent = getattr(pred, "answer", ""), None, spent + 1
                 # With play_to_end, a ReAct that finished before the environment ended the episode
                 # goes on from where it stands; one that finished without a step would again.
-                if not (self.play_to_end and moved and not self._episode.done):
+                if not (self.play_to_end and episode.calls > before and not episode.done):
                     break
                 noted = False
-                continue
             except AdapterParseError as exc:
-                answer, stopped = f"The agent stopped: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
+                answer, stopped = _stopped(exc)
                 if not _misformatted_step(exc):  # the final answer's: the episode was over
                     break
-                self._calls += 1  # a misformatted step: go on from where the episode stands
-                if self._episode.actions + self._episode.looks == before:
-                    # It failed on a fresh call's first step: called again with the same inputs, a
-                    # greedy model writes the same step. Once, where the agent is given what it
-                    # sees, with a note that says what a step is; else the episode ends.
-                    if self.look_tool or noted:
-                        break
-                    noted = True
-                else:
-                    noted = False
+                spent += 1  # a misformatted step: go on from where the episode stands
+                # Where it failed on a fresh call's first step, a greedy model called again with the
+                # same inputs writes the same step: the agent given what it sees is told once what
+                # a step is; else the episode ends.
+                if episode.calls == before and (self.look_tool or noted):
+                    break
+                noted = episode.calls == before
             except Exception as exc:  # an LM that misbehaves ends the episode as it stands, never the run
                 raise_if_setup_error(exc)  # one that is missing or unusable does end it
-                answer, stopped = f"The agent stopped: {type(exc).__name__}", f"{type(exc).__name__}: {exc}"
+                answer, stopped = _stopped(exc)
                 break
         trajectory = self._episode.trajectory()
         if stopped:  # why the episode ended early, for the records (not shown to a judge)

@@ -115,6 +115,11 @@ class EnvironmentTools:
         tool_names = {tool.__name__ for tool in (self.look, self.act)}  # as tools() names them
         return [a for a in self.admissible if a.strip().lower() not in tool_names]
 
+    @property
+    def calls(self) -> int:
+        """The tool calls of the episode so far (looks and actions)."""
+        return self.actions + self.looks
+
     def seen(self) -> str:
         """What the agent sees now (the last observation), the actions admissible now and the step
         memory suggests (if any): what `look` answers, for an agent given it as an input."""
