@@ -243,10 +243,9 @@ class UserReAct(dspy.Module):
         episode = self._episode
         spent = 0  # the steps beside its tool calls: each call's finish and each misformatted step
         answer, stopped, noted = "", None, False
-        while episode.calls + spent < self.max_iters:
+        while (left := self.max_iters - episode.calls - spent) > 0:
             before = episode.calls
             try:
-                left = self.max_iters - episode.calls - spent
                 pred = self.react(task=task or episode.task, memory=memory, **self._resume_inputs(left, noted))
                 answer, stopped, spent = getattr(pred, "answer", ""), None, spent + 1
                 # With play_to_end, a ReAct that finished before the environment ended the episode
@@ -269,7 +268,7 @@ class UserReAct(dspy.Module):
                 raise_if_setup_error(exc)  # one that is missing or unusable does end it
                 answer, stopped = _stopped(exc)
                 break
-        trajectory = self._episode.trajectory()
+        trajectory = episode.trajectory()
         if stopped:  # why the episode ended early, for the records (not shown to a judge)
             trajectory.metadata[STOPPED] = stopped[:STOPPED_CHARS]
         self._episode = None
