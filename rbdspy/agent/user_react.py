@@ -3,7 +3,7 @@
     agent = UserReAct(env, max_iters=15)                  # dspy.ReAct, look and act tools
     agent = UserReAct(env, react=dspy.ReActV2)            # the same with DSPy's next ReAct
     agent = UserReAct(env, starter=True)                  # shown one made-up episode first
-    agent = UserReAct(env, compiled="house-react")        # with the demos a compile chose
+    agent = UserReAct(env, compiled="compiled/")          # with the demos `compile-agent` chose
     agent = UserReAct(env, look_tool=False)               # first observation as input; act only
     agent = UserReAct(env, play_to_end=True)              # goes on until the environment ends it
     bank = rbdspy.ReasoningBank(agent=agent, store=store)

@@ -7,6 +7,7 @@ plays a user agent only."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import dspy
 import pytest
@@ -95,23 +96,31 @@ def test_a_file_that_is_not_a_compiled_agent_is_refused_naming_it(house, tmp_pat
         agent_trainset(house, house.task_types(), per_type=0)
 
 
-def test_every_shipped_program_has_its_card_and_loads_into_a_user_agent(house):
-    names = shipped()
-    assert names, "rbdspy ships at least one compiled agent"
-    for name in names:
-        about = card(name)
-        assert {"agent", "env", "task_types", "train_tasks", "metric", "optimizer", "played", "won"} <= set(about)
-        assert about["won"] >= 1 and about["won"] == sum(row["won"] for row in about["played"]), name
-        # the metric named is the one that chose this optimizer's demos
-        assert ("walkthrough" in about["optimizer"]) == ("walkthrough" in about["metric"]), name
-        assert shipped_for(about["env"]) in names
-        # the predictors are named alike in every environment: the program loads into this house's agent
-        saved = json.loads(program_path(name).read_text())["react.react"]["demos"]
-        assert len(saved) >= about["bootstrapped_demos"]["react.react"] >= 1, name
-        # into the form of agent it was compiled for (a look tool, or the first observation given)
-        options = {k: v for k, v in agent_options(about["agent"]).items() if k != "compiled"}
-        agent = UserReAct(house, compiled=name, **options)
-        assert [d["next_tool_name"] for d in agent.react.react.demos] == [d["next_tool_name"] for d in saved], name
+# The programs measured and kept as records once they left the package (docs/bench/*-compiled).
+KEPT_PROGRAMS = sorted(p.parent for p in (Path(__file__).resolve().parents[2] / "docs" / "bench").glob("*-compiled/program.json"))
+
+
+@pytest.mark.parametrize("program", [*shipped(), *KEPT_PROGRAMS], ids=lambda p: getattr(p, "name", p))
+def test_every_shipped_or_kept_program_has_its_card_and_loads_into_a_user_agent(house, program):
+    about = card(program)
+    assert {"agent", "env", "task_types", "train_tasks", "metric", "optimizer", "played", "won"} <= set(about)
+    assert about["won"] >= 1 and about["won"] == sum(row["won"] for row in about["played"])
+    # the metric named is the one that chose this optimizer's demos
+    assert ("walkthrough" in about["optimizer"]) == ("walkthrough" in about["metric"])
+    if program in shipped():
+        assert shipped_for(about["env"]) in shipped()
+    # the predictors are named alike in every environment: the program loads into this house's agent
+    saved = json.loads(program_path(program).read_text())["react.react"]["demos"]
+    assert len(saved) >= about["bootstrapped_demos"]["react.react"] >= 1
+    # into the form of agent it was compiled for (a look tool, or the first observation given)
+    options = {k: v for k, v in agent_options(about["agent"]).items() if k != "compiled"}
+    agent = UserReAct(house, compiled=program, **options)
+    assert [d["next_tool_name"] for d in agent.react.react.demos] == [d["next_tool_name"] for d in saved]
+
+
+def test_the_records_of_programs_that_left_the_package_are_kept():
+    """A compiled program that was measured and left the package stays as the record of its arm."""
+    assert {p.name for p in KEPT_PROGRAMS} >= {"web-react-compiled", "house-react-compiled"}
 
 
 def test_walkthroughs_compile_an_agent_given_its_first_observation_and_no_other_form_loads_it(house, tmp_path):
