@@ -21,6 +21,7 @@ The memory block stays empty: the demos are the memory.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -39,6 +40,11 @@ from rbdspy.types import Demo, Lesson, MemoryItem, Trajectory, Verdict
 
 DEMOS_KEY = "demos"  # where a trajectory carries its recorded predictor calls (Trajectory.metadata)
 DEFAULT_MAX_DEMOS = 8  # per predictor and task: a won web episode is 2-6 ReAct steps
+# Per predictor and task, the demos' size as JSON text (about 3,000 tokens): a ReAct step's demo
+# carries the episode so far, so a won 6-step text-game episode is some 25,000 characters, more than
+# an 8,192-token context holds beside the task, and a prompt that does not fit ends the episode
+# before its first action. A won web episode is about 2,000.
+DEFAULT_MAX_DEMO_CHARS = 10_000
 
 
 def _jsonable(value: Any) -> Any:
@@ -61,16 +67,33 @@ def recorded_calls(agent: dspy.Module, trace: Iterable[tuple[Any, Mapping[str, A
     return calls
 
 
-def demos_by_predictor(items: Iterable[MemoryItem], max_demos: int = DEFAULT_MAX_DEMOS) -> dict[str, list[Demo]]:
+def demo_size(demo: Demo) -> int:
+    """A demo's size as the JSON text of its inputs and outputs, in characters."""
+    return len(json.dumps(demo.inputs, ensure_ascii=False)) + len(json.dumps(demo.outputs, ensure_ascii=False))
+
+
+def demos_by_predictor(
+    items: Iterable[MemoryItem], max_demos: int = DEFAULT_MAX_DEMOS, max_chars: int = DEFAULT_MAX_DEMO_CHARS
+) -> dict[str, list[Demo]]:
     """The demos the served `items` carry, grouped by the predictor they were recorded from, in the
-    order served (most relevant item first, each episode's calls in order), at most `max_demos` each."""
+    order served (most relevant item first, each episode's calls in order), at most `max_demos` and
+    `max_chars` (`demo_size`) each. An episode's calls are taken from its first until one does not
+    fit; the next item's may still fit. So a long episode gives its first steps, and what is served
+    always fits the budget."""
     grouped: dict[str, list[Demo]] = {}
+    sizes: dict[str, int] = {}
     for item in items:
+        full: set[str] = set()  # predictors this item's calls no longer fit
         for demo in item.demos or []:
-            kept = grouped.setdefault(demo.predictor, [])
-            if len(kept) < max_demos:
-                kept.append(demo)
-    return grouped
+            name = demo.predictor
+            kept = grouped.setdefault(name, [])
+            size = demo_size(demo)
+            if name in full or len(kept) >= max_demos or sizes.get(name, 0) + size > max_chars:
+                full.add(name)
+                continue
+            kept.append(demo)
+            sizes[name] = sizes.get(name, 0) + size
+    return {name: demos for name, demos in grouped.items() if demos}
 
 
 class ServedDemos(dspy.Module):
@@ -168,8 +191,9 @@ class DemoMemory(ReasoningBank):
     Judged like ReasoningBank (or labelled by the environment with `trust_outcome=True`); its
     extractor is a `DemoWriter`, so a failure writes no demos (in a world that persists, every
     episode's record still feeds the map). Its retriever serves only items that carry demos. The
-    memory block is empty: the demos are the memory. `max_demos`: at most this many demos per
-    predictor and task. The other parts and options are ReasoningBank's.
+    memory block is empty: the demos are the memory. `max_demos`, `max_demo_chars`: at most this
+    many demos per predictor and task, and at most this much of their text (`demos_by_predictor`:
+    what is served must fit the LM's context beside the task). The other parts and options are ReasoningBank's.
     """
 
     def __init__(
@@ -179,17 +203,20 @@ class DemoMemory(ReasoningBank):
         *,
         extractor: DemoWriter | None = None,
         max_demos: int = DEFAULT_MAX_DEMOS,
+        max_demo_chars: int = DEFAULT_MAX_DEMO_CHARS,
         **parts_and_options: Any,
     ):
         if extractor is not None and not isinstance(extractor, DemoWriter):
             raise TypeError(f"DemoMemory's extractor must be a DemoWriter; got {type(extractor).__name__}")
         if max_demos < 1:
             raise ValueError(f"max_demos must be at least 1; got {max_demos}")
+        if max_demo_chars < 1:
+            raise ValueError(f"max_demo_chars must be at least 1; got {max_demo_chars}")
         super().__init__(agent, store, extractor=extractor or DemoWriter(), **parts_and_options)
         # Only won episodes are served: the records of a world that persists feed its map alone.
         if isinstance(self.retriever, MemoryRetriever):
             self.retriever = self.retriever.serving(carries_demos)
-        self.max_demos = max_demos
+        self.max_demos, self.max_demo_chars = max_demos, max_demo_chars
 
     def agent_inputs(self, task_inputs: dict[str, Any], used: list[MemoryItem], world: str | None = None):
         return super().agent_inputs(task_inputs, [], world)
@@ -200,5 +227,5 @@ class DemoMemory(ReasoningBank):
         return True
 
     def acting(self, recall: Recall) -> dspy.Module:
-        demos = demos_by_predictor(recall.memories, self.max_demos)
+        demos = demos_by_predictor(recall.memories, self.max_demos, self.max_demo_chars)
         return ServedDemos(self.agent, demos, recall.task, self.memory_field)

@@ -8,7 +8,7 @@ import dspy
 import pytest
 from dspy.utils import DummyLM
 
-from rbdspy.loop.demo_memory import DemoMemory, DemoWriter, ServedDemos, demos_by_predictor, recorded_calls
+from rbdspy.loop.demo_memory import DemoMemory, DemoWriter, ServedDemos, demo_size, demos_by_predictor, recorded_calls
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
@@ -89,6 +89,22 @@ def test_only_the_agents_own_predictors_are_recorded_and_served_by_name():
     assert {k: len(v) for k, v in demos_by_predictor(items, max_demos=1).items()} == {"step": 1, "x": 1}
 
 
+def test_what_is_served_fits_its_budget_a_long_episode_giving_its_first_steps():
+    # A ReAct step's demo carries the episode so far: each call longer than the one before.
+    def step(n: int, episode: str) -> Demo:
+        return Demo(predictor="step", inputs={"task": episode, "trajectory": "x" * 1000 * n}, outputs={"action": f"a{n}"})
+
+    long = MemoryItem(title="long", description="d", content="c", demos=[step(n, "long") for n in range(1, 7)])
+    short = MemoryItem(title="short", description="d", content="c", demos=[step(1, "short")])
+    served = demos_by_predictor([long, short], max_demos=8, max_chars=4_500)["step"]
+    # the long episode's first two steps (about 1,000 and 2,000), not its third (3,000 more), then
+    # the next item's first step, which still fits
+    assert [(d.inputs["task"], d.outputs["action"]) for d in served] == [("long", "a1"), ("long", "a2"), ("short", "a1")]
+    assert sum(demo_size(d) for d in served) <= 4_500
+    # a predictor none of whose demos fit is served none
+    assert demos_by_predictor([long], max_chars=10) == {}
+
+
 def test_demos_survive_the_store_being_opened_again(tmp_path):
     with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
         bank = _bank(store)
@@ -105,6 +121,8 @@ def test_bad_parts_are_refused_with_what_was_wrong(tmp_path):
             DemoMemory(OneStepAgent(), store, extractor=dspy.Predict("a -> b"))
         with pytest.raises(ValueError, match="max_demos"):
             DemoMemory(OneStepAgent(), store, max_demos=0)
+        with pytest.raises(ValueError, match="max_demo_chars must be at least 1"):
+            DemoMemory(OneStepAgent(), store, max_demo_chars=0)
 
 
 def test_an_episode_with_no_recorded_call_writes_nothing():
