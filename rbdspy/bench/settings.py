@@ -101,7 +101,7 @@ def resolve(options: BenchOptions) -> BenchOptions:
     if max_steps < 1:
         raise ValueError(f"--max-steps must be at least 1; got {max_steps}")
     arms = parse_arms(options.arms)
-    _check_compiled_agent(options.agent, arms, env)
+    _check_compiled_agent(options.agent, _played(arms, options.pause_arms), env)
     return options.replace(
         env=env,
         n_tasks=options.n_tasks if options.n_tasks is not None else (SMOKE_TASKS if smoke else DEFAULT_TASKS),
@@ -111,6 +111,13 @@ def resolve(options: BenchOptions) -> BenchOptions:
         seed_from=[str(p) for p in (options.seed_from or [])],
         fresh_from=[str(p) for p in (options.fresh_from or [])],
     )
+
+
+def _played(arms: list[str], pause_arms: str | list[str] | None) -> list[str]:
+    """The `arms` a session plays: those `pause_arms` names are not built, so what they would need
+    is not asked for (the runner checks the names themselves)."""
+    paused = {a.strip() for a in (pause_arms.split(",") if isinstance(pause_arms, str) else pause_arms or [])}
+    return [a for a in arms if a not in paused]
 
 
 def _check_compiled_agent(agent: str, arms: list[str], env: str) -> None:
