@@ -4,7 +4,7 @@ A compiled agent is a DSPy program's state as JSON (`program.json`: each predict
 instructions, never pickle) with a card beside it (`card.json`: what it was compiled on, with which
 metric, optimizer and budget). rbdspy ships those under `rbdspy/agent/compiled/<name>/`; `rbdspy
 compile-agent` writes one anywhere. A program ships only once it beats the same agent uncompiled on
-tasks it was not compiled on; none has yet, so the directory holds none.
+tasks it was not compiled on; where the directory is absent, `shipped()` is empty.
 
     UserReAct(env, compiled="<name>")             # a shipped program, by name
     UserReAct(env, compiled="out/")               # what `rbdspy compile-agent --out out/` wrote

@@ -21,7 +21,8 @@ AGENT_VARIANTS = VARIANTS
 # A user's own ReAct: its tools alone ("react"), or, shown the starter, naming the step the map of
 # the task's world offers where a bank hands it one ("react-map"); "react-v2" is "react" on DSPy's ReActV2;
 # "react-starter" is "react" shown one made-up episode in the environment's words first;
-# "react-compiled" is "react" with the compiled program rbdspy ships for the environment
+# "react-compiled" is "react" with the compiled program rbdspy ships for the environment (refused
+# where none ships, as for every environment today)
 # (`rbdspy.agent.compiled_agent`: demos BootstrapFewShot chose on train tasks, the starter after them);
 # "react-act" and "react-act-map" are "react-starter" and "react-map" given the first observation as
 # an input, with `act` their only tool (`look_tool=False`), played until the environment ends the

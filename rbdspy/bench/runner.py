@@ -45,6 +45,7 @@ from rbdspy.bench.settings import (  # noqa: F401  (public here too)
     SMOKE_TASKS,
     compiled_setting,
     open_environment,
+    paused_names,
     resolve,
     resume_mismatches,
     run_record,
@@ -59,7 +60,7 @@ from rbdspy.envs.task_sets import task_set_types
 
 def _paused(spec: str | list[str] | None, arms: list[str], resume: bool) -> list[str]:
     """The arms `spec` names to pause this session, checked against the run's `arms`."""
-    names = [a.strip() for a in (spec.split(",") if isinstance(spec, str) else spec or []) if a.strip()]
+    names = paused_names(spec)
     if not names:
         return []
     if not resume:

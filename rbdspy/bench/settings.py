@@ -113,10 +113,15 @@ def resolve(options: BenchOptions) -> BenchOptions:
     )
 
 
+def paused_names(spec: str | list[str] | None) -> list[str]:
+    """The arm names `--pause-arms` gives (comma-separated or a list), unchecked."""
+    return [a.strip() for a in (spec.split(",") if isinstance(spec, str) else spec or []) if a.strip()]
+
+
 def _played(arms: list[str], pause_arms: str | list[str] | None) -> list[str]:
     """The `arms` a session plays: those `pause_arms` names are not built, so what they would need
     is not asked for (the runner checks the names themselves)."""
-    paused = {a.strip() for a in (pause_arms.split(",") if isinstance(pause_arms, str) else pause_arms or [])}
+    paused = set(paused_names(pause_arms))
     return [a for a in arms if a not in paused]
 
 

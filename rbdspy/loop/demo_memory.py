@@ -41,9 +41,10 @@ from rbdspy.types import Demo, Lesson, MemoryItem, Trajectory, Verdict
 DEMOS_KEY = "demos"  # where a trajectory carries its recorded predictor calls (Trajectory.metadata)
 DEFAULT_MAX_DEMOS = 8  # per predictor and task: a won web episode is 2-6 ReAct steps
 # Per predictor and task, the demos' size as JSON text (about 3,000 tokens): a ReAct step's demo
-# carries the episode so far, so a won 6-step text-game episode is some 25,000 characters, more than
-# an 8,192-token context holds beside the task, and a prompt that does not fit ends the episode
-# before its first action. A won web episode is about 2,000.
+# carries the episode so far, so the 7 step calls of a won 6-step text-game episode are some 21,600
+# characters, more than an 8,192-token context holds beside the task, and a prompt that does not fit
+# ends the episode before its first action. A won web episode's are about 2,000. The budget covers
+# the served demos only, not the agent's own demos or the episode's trajectory.
 DEFAULT_MAX_DEMO_CHARS = 10_000
 
 

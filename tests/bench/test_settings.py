@@ -120,10 +120,15 @@ def test_settings_are_resolved_once_and_resolving_them_again_changes_nothing():
         resolve(BenchOptions(env="textworld", task_set="house-starts", agent="react", arms="compiled-agent"))
     # a run whose compiled-agent arm is paused resumes without it: the paused arm is not built
     paused = BenchOptions(
-        env="textworld", task_set="house-starts", agent="react-act-map", arms="no-memory,compiled-agent",
-        pause_arms="compiled-agent", resume=True,
+        env="textworld",
+        task_set="house-starts",
+        agent="react-act-map",
+        arms="no-memory,compiled-agent",
+        pause_arms="compiled-agent",
+        resume=True,
     )
     assert resolve(paused).arms == ["no-memory", "compiled-agent"]
+    assert resolve(paused.replace(pause_arms=["compiled-agent"])).arms == ["no-memory", "compiled-agent"]
 
 
 def test_the_record_holds_what_describes_the_run_and_no_password():

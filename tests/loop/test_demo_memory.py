@@ -9,6 +9,7 @@ import pytest
 from dspy.utils import DummyLM
 
 from rbdspy.loop.demo_memory import DemoMemory, DemoWriter, ServedDemos, demo_size, demos_by_predictor, recorded_calls
+from rbdspy.loop.reasoning_bank import Recall
 from rbdspy.loop.retriever import MemoryRetriever
 from rbdspy.memory import MemoryStore
 from rbdspy.memory.embedders import HashEmbedder
@@ -92,17 +93,42 @@ def test_only_the_agents_own_predictors_are_recorded_and_served_by_name():
 def test_what_is_served_fits_its_budget_a_long_episode_giving_its_first_steps():
     # A ReAct step's demo carries the episode so far: each call longer than the one before.
     def step(n: int, episode: str) -> Demo:
-        return Demo(predictor="step", inputs={"task": episode, "trajectory": "x" * 1000 * n}, outputs={"action": f"a{n}"})
+        return Demo(
+            predictor="step", inputs={"task": episode, "trajectory": "x" * 1000 * n}, outputs={"action": f"a{n}"}
+        )
 
     long = MemoryItem(title="long", description="d", content="c", demos=[step(n, "long") for n in range(1, 7)])
     short = MemoryItem(title="short", description="d", content="c", demos=[step(1, "short")])
     served = demos_by_predictor([long, short], max_demos=8, max_chars=4_500)["step"]
     # the long episode's first two steps (about 1,000 and 2,000), not its third (3,000 more), then
     # the next item's first step, which still fits
-    assert [(d.inputs["task"], d.outputs["action"]) for d in served] == [("long", "a1"), ("long", "a2"), ("short", "a1")]
+    assert [(d.inputs["task"], d.outputs["action"]) for d in served] == [
+        ("long", "a1"),
+        ("long", "a2"),
+        ("short", "a1"),
+    ]
     assert sum(demo_size(d) for d in served) <= 4_500
     # a predictor none of whose demos fit is served none
     assert demos_by_predictor([long], max_chars=10) == {}
+    # an episode's calls stop at the first that does not fit, though a shorter one comes after it
+    # (a ReAct called again within an episode begins a short trajectory again)
+    again = MemoryItem(
+        title="again", description="d", content="c", demos=[step(1, "again"), step(4, "again"), step(1, "again")]
+    )
+    assert [d.outputs["action"] for d in demos_by_predictor([again], max_chars=3_000)["step"]] == ["a1"]
+
+
+def test_the_bank_serves_its_demos_within_its_budget(tmp_path):
+    big = Demo(
+        predictor="step",
+        inputs={"task": "open the blue door", "memory": "", "trajectory": "x" * 4_000},
+        outputs={"action": "win"},
+    )
+    won = MemoryItem(title="Solved example", description="d", content="c", demos=[big, big])
+    with MemoryStore(tmp_path / "bank", HashEmbedder(dim=32)) as store:
+        bank = DemoMemory(OneStepAgent(), store, max_demo_chars=6_000)
+        served = bank.acting(Recall(task="open the blue door", memories=[won], retrieval=[])).served
+        assert [d.outputs for d in served["step"]] == [{"action": "win"}]  # both fit the default budget, not 6,000
 
 
 def test_demos_survive_the_store_being_opened_again(tmp_path):
