@@ -86,15 +86,13 @@ def demos_by_predictor(
     for item in items:
         full: set[str] = set()  # predictors this item's calls no longer fit
         for demo in item.demos or []:
-            name = demo.predictor
-            kept = grouped.setdefault(name, [])
-            size = demo_size(demo)
-            if name in full or len(kept) >= max_demos or sizes.get(name, 0) + size > max_chars:
+            name, size = demo.predictor, demo_size(demo)
+            if name in full or len(grouped.get(name, [])) >= max_demos or sizes.get(name, 0) + size > max_chars:
                 full.add(name)
                 continue
-            kept.append(demo)
+            grouped.setdefault(name, []).append(demo)
             sizes[name] = sizes.get(name, 0) + size
-    return {name: demos for name, demos in grouped.items() if demos}
+    return grouped
 
 
 class ServedDemos(dspy.Module):
