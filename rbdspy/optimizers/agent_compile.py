@@ -5,7 +5,7 @@ tasks, and keeps, as each predictor's demos, calls from episodes the environment
 metric is the reward, so no judge and no person labels anything. A small model gains most from
 demonstrations, and every environment here scores its episodes for free.
 
-    trainset = agent_trainset(env, ["click-dialog", "focus-text"], per_type=4)
+    trainset = agent_trainset(env, kinds, per_type=4)      # kinds: task types of the env's own
     compiled, report = compile_agent(lambda: UserReAct(env, starter=True), trainset, max_demos=3)
     save_compiled_agent(compiled, "out/", card={...})       # program.json (DSPy JSON) and card.json
     UserReAct(env, compiled="out/")                         # the agent with its compiled demos
