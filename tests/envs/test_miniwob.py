@@ -2,7 +2,8 @@
 `chromium-driver`, which CI installs): a reset gives the utterance and the page's elements, the
 page's timer is lifted and the raw reward read, the right action wins, a wrong one is rejected
 with why, `fill` types and `select` chooses, the held-out types are refused, a missing browser is
-one line naming the packages, and the browser dies with its process, even by SIGKILL."""
+one line naming the packages, two workers have a browser each, and the browser dies with its
+process, even by SIGKILL."""
 
 from __future__ import annotations
 
@@ -168,6 +169,20 @@ def test_close_ends_the_browser():
     env.close()
     env.close()
     assert group_members(group) == []
+
+
+@needs_browser
+def test_two_workers_have_a_browser_each_and_closing_one_leaves_the_other_playing(web):
+    other = MiniWoB(["focus-text"])  # a second worker's adapter, beside the module's
+    try:
+        assert not set(group_members(other.browser_group)) & set(group_members(web.browser_group))
+        assert other.reset("miniwob/focus-text/train/0").task_description
+    finally:
+        other.close()
+    assert group_members(other.browser_group) == [] and group_members(web.browser_group)
+    obs = web.reset("miniwob/click-button/train/1")
+    result = web.step(web.render_action(Act(template="click {}", args=(_quoted(obs.task_description),))))
+    assert result.won  # the first worker's browser still plays its page
 
 
 CHILD = """
