@@ -175,6 +175,7 @@ def test_close_ends_the_browser():
 def test_two_workers_have_a_browser_each_and_closing_one_leaves_the_other_playing(web):
     other = MiniWoB(["focus-text"])  # a second worker's adapter, beside the module's
     try:
+        assert other.browser_group != web.browser_group and len(group_members(other.browser_group)) > 2
         assert not set(group_members(other.browser_group)) & set(group_members(web.browser_group))
         assert other.reset("miniwob/focus-text/train/0").task_description
     finally:

@@ -61,5 +61,7 @@ def test_an_acknowledgement_cut_off_by_a_kill_is_no_promise(tmp_path):
     # A kill between the pages of one write() leaves half a line; it names no stored item.
     log = tmp_path / "acks.log"
     log.write_text("+a\n?a\n-a\n+b\n+c\n+d8f3")
-    added, removed, _, unsettled = promised([log, tmp_path / "never-opened.log"])
-    assert added == {"a", "b", "c"} and removed == {"a"} and not unsettled
+    cut = tmp_path / "acks-2.log"
+    cut.write_text("+e\n?")  # cut before its id: the update or removal was never tried
+    added, removed, _, unsettled = promised([log, cut, tmp_path / "never-opened.log"])
+    assert added == {"a", "b", "c", "e"} and removed == {"a"} and not unsettled
