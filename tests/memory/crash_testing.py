@@ -6,7 +6,7 @@ acknowledged), and `+id`, `~id content`, `-id` once the add, update or removal r
 
 Each writer has a log of its own, and a log's unterminated last line is no promise: Linux checks
 for a pending kill between the pages of one write(), so a writer killed mid-acknowledgement can
-leave half a line at a page boundary (seen in CI). In a shared log the next writer's line would
+leave half a line at a page boundary. In a shared log the next writer's line would
 continue it into an id that was never stored."""
 
 from __future__ import annotations
