@@ -108,10 +108,32 @@ def scripted_value(name: str, type_: str) -> Any:
     return f"scripted {name}"
 
 
+AVAILABLE_TOOLS = re.compile(r"The available tools are: (?P<names>.*?)\.\s*$", re.M)
+TOOL_ARGS = re.compile(r"(?P<name>\w+), whose description is <desc>.*?</desc>\. It takes arguments (?P<args>\{.*?\})\.")
+
+
+def scripted_tool_calls(messages: list[dict]) -> dict:
+    """A ReActV2 turn: its first turn calls the first tool it lists (the one a ReAct's
+    `next_tool_name` would name), a later turn calls `submit`; arguments are filled by name as any
+    output field is."""
+    text = "\n".join(m["content"] for m in messages)
+    names = re.findall(r"`(\w+)`", AVAILABLE_TOOLS.findall(text)[-1]) if AVAILABLE_TOOLS.search(text) else []
+    if not names:
+        return {"tool_calls": []}
+    earlier_turns = any(m["role"] == "assistant" for m in messages)
+    name = "submit" if earlier_turns and "submit" in names else names[0]
+    schemas = {m["name"]: ast.literal_eval(m["args"]) for m in TOOL_ARGS.finditer(text)}
+    args = {arg: scripted_value(arg, "str") for arg in schemas.get(name, {})}
+    return {"tool_calls": [{"name": name, "args": args}]}
+
+
 def scripted_answer(messages: list[dict]) -> str:
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     outputs = system.split("Your output fields are:", 1)[-1].split("All interactions will be structured", 1)[0]
-    values = {m["name"]: scripted_value(m["name"], m["type"]) for m in OUTPUT_FIELD.finditer(outputs)}
+    values = {
+        m["name"]: scripted_tool_calls(messages) if m["type"] == "ToolCalls" else scripted_value(m["name"], m["type"])
+        for m in OUTPUT_FIELD.finditer(outputs)
+    }
     if "Respond with a JSON object" in messages[-1]["content"]:
         return json.dumps(values)
     parts = [f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}" for k, v in values.items()]
@@ -252,3 +274,22 @@ def test_the_scripted_lm_answers_any_signature():
         with dspy.context(lm=DocsLM(), adapter=adapter):
             pred = dspy.ChainOfThought(Plan)(task="tidy the room")
         assert (pred.kind, pred.ideas, pred.confident) == ("scripted kind", ["scripted ideas"], True)
+
+
+def test_the_scripted_lm_drives_react_v2_through_its_tools():
+    calls = []
+
+    def look() -> str:
+        """What the agent sees."""
+        calls.append(("look", None))
+        return "a page with a button"
+
+    def act(action: str) -> str:
+        """Send one action."""
+        calls.append(("act", action))
+        return "clicked"
+
+    with dspy.context(lm=DocsLM()):
+        pred = dspy.ReActV2("task -> answer", tools=[look, act], max_iters=4)(task="click the button")
+    assert calls == [("look", None)]  # the first tool it lists, then submit
+    assert (pred.answer, pred.termination_reason) == ("scripted answer", "submit")
