@@ -184,14 +184,16 @@ def selection_notes(results: dict[str, Any]) -> str:
     """The test-time view of each arm that played rollouts, on the measured tasks."""
     lines = []
     for arm, v in (results.get("selection") or {}).items():
-        kept = (
-            f"{v['recovered']:.0%} of the oracle's gain kept"
-            if v["recovered"] is not None
-            else "the oracle gains nothing"
-        )
+        recovered = v["recovered"]
+        kept = f"{recovered:.0%} of the oracle's gain kept" if recovered is not None else "the oracle gains nothing"
+        if v.get("recovered_interval"):
+            low, high = v["recovered_interval"]
+            kept += f" [{low:.0%}, {high:.0%}]"
+        g = v.get("selector_gain")
+        versus = f"; selected minus first {g['diff']:+.0%} [{g['low']:+.0%}, {g['high']:+.0%}]" if g else ""
         lines.append(
             f"\n`{arm}` at test time, {v['n']} measured tasks: the first rollout won {v['first']}, the selected one "
-            f"{v['selected']}, any of the {v['k']} (an oracle selector) {v['oracle']}; {kept}.\n"
+            f"{v['selected']}, any of the {v['k']} (an oracle selector) {v['oracle']}; {kept}{versus}.\n"
         )
     return "".join(lines)
 

@@ -21,6 +21,22 @@ def test_the_selector_is_counted_against_the_first_rollout_and_the_oracle():
         {"phase": "measure", "success": True},  # an arm without rollouts
     ]
     view = selection_view(records)
-    assert view == {"n": 5, "k": 3, "first": 1, "selected": 2, "oracle": 4, "recovered": 1 / 3}
+    counts = {key: view[key] for key in ("n", "k", "first", "selected", "oracle", "recovered")}
+    assert counts == {"n": 5, "k": 3, "first": 1, "selected": 2, "oracle": 4, "recovered": 1 / 3}
+    assert view["selector_gain"]["diff"] == 1 / 5 and view["selector_gain"]["n"] == 5
+    low, high = view["recovered_interval"]
+    assert 0 <= low <= 1 / 3 <= high <= 1  # the selector kept 1 of 3 gains here; a resample keeps 0 to all
     assert selection_view([{"phase": "measure", "success": True}]) is None
     assert selection_view([_record([True, False], 0)])["recovered"] is None  # the oracle gains nothing
+
+
+def test_the_interval_narrows_with_more_tasks_and_is_none_without_gains():
+    # The selector keeps exactly half the oracle's gain, over 8 tasks and over 80.
+    half = [_record([False, True], 1), _record([False, True], 0), _record([True, False], 0), _record([False] * 2, 0)]
+    small, large = selection_view(half * 2), selection_view(half * 20)
+    assert small["recovered"] == large["recovered"] == 0.5
+    assert large["recovered_interval"][1] - large["recovered_interval"][0] < (
+        small["recovered_interval"][1] - small["recovered_interval"][0]
+    )
+    assert large["selector_gain"]["low"] > 0  # selected beats first beyond the noise over 80 tasks
+    assert selection_view([_record([True, True], 0)] * 5)["recovered_interval"] is None
