@@ -108,22 +108,21 @@ def scripted_value(name: str, type_: str) -> Any:
     return f"scripted {name}"
 
 
-AVAILABLE_TOOLS = re.compile(r"The available tools are: (?P<names>.*?)\.\s*$", re.M)
 TOOL_ARGS = re.compile(r"(?P<name>\w+), whose description is <desc>.*?</desc>\. It takes arguments (?P<args>\{.*?\})\.")
+JSON_TYPES = {"integer": "int", "number": "float", "boolean": "bool", "array": "list", "object": "dict"}
 
 
 def scripted_tool_calls(messages: list[dict]) -> dict:
     """A ReActV2 turn: its first turn calls the first tool it lists (the one a ReAct's
-    `next_tool_name` would name), a later turn calls `submit`; arguments are filled by name as any
-    output field is."""
-    text = "\n".join(m["content"] for m in messages)
-    names = re.findall(r"`(\w+)`", AVAILABLE_TOOLS.findall(text)[-1]) if AVAILABLE_TOOLS.search(text) else []
-    if not names:
+    `next_tool_name` would name), a turn after a tool's results calls `submit`; each argument is
+    filled by its name and JSON type as an output field is."""
+    tools = {m["name"]: ast.literal_eval(m["args"]) for m in TOOL_ARGS.finditer(messages[-1]["content"])}
+    if not tools:
         return {"tool_calls": []}
-    earlier_turns = any(m["role"] == "assistant" for m in messages)
-    name = "submit" if earlier_turns and "submit" in names else names[0]
-    schemas = {m["name"]: ast.literal_eval(m["args"]) for m in TOOL_ARGS.finditer(text)}
-    args = {arg: scripted_value(arg, "str") for arg in schemas.get(name, {})}
+    # A later turn follows the results of the calls before it; demos (user/assistant pairs) do not.
+    later = len(messages) > 1 and messages[-2]["content"].startswith("[[ ## tool_call_results ## ]]")
+    name = "submit" if later and "submit" in tools else next(iter(tools))
+    args = {arg: scripted_value(arg, JSON_TYPES.get(schema.get("type"), "str")) for arg, schema in tools[name].items()}
     return {"tool_calls": [{"name": name, "args": args}]}
 
 
@@ -293,3 +292,13 @@ def test_the_scripted_lm_drives_react_v2_through_its_tools():
         pred = dspy.ReActV2("task -> answer", tools=[look, act], max_iters=4)(task="click the button")
     assert calls == [("look", None)]  # the first tool it lists, then submit
     assert (pred.answer, pred.termination_reason) == ("scripted answer", "submit")
+
+    # A step predictor with demos still starts with a tool, and typed outputs are submitted typed.
+    agent = dspy.ReActV2("task -> answer, score: int", tools=[look, act], max_iters=4)
+    agent.react.demos = [dspy.Example(task="click the link", next_thought="look first", tool_calls=FIRST_LOOK)]
+    with dspy.context(lm=DocsLM()):
+        pred = agent(task="click the button")
+    assert calls == [("look", None)] * 2 and (pred.answer, pred.score) == ("scripted answer", 0)
+
+
+FIRST_LOOK = {"tool_calls": [{"name": "look", "args": {}}]}

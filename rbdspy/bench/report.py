@@ -188,9 +188,8 @@ def selection_notes(results: dict[str, Any]) -> str:
         kept = f"{recovered:.0%} of the oracle's gain kept" if recovered is not None else "the oracle gains nothing"
         if v.get("recovered_interval"):
             low, high = v["recovered_interval"]
-            kept += f" [{low:.0%}, {high:.0%}]"
-        g = v.get("selector_gain")
-        versus = f"; selected minus first {g['diff']:+.0%} [{g['low']:+.0%}, {g['high']:+.0%}]" if g else ""
+            kept += f" [{low:.0%}, {high:.0%}] over its {v['gain_tasks']} tasks"
+        versus = f"; selected minus first {_ci(v['selector_gain'])}" if v.get("selector_gain") else ""
         lines.append(
             f"\n`{arm}` at test time, {v['n']} measured tasks: the first rollout won {v['first']}, the selected one "
             f"{v['selected']}, any of the {v['k']} (an oracle selector) {v['oracle']}; {kept}{versus}.\n"
@@ -339,7 +338,11 @@ def build_results(
         },
         "self_agreement": self_agreement(records),
         # MaTTS parallel's test-time view: the selected rollout against the first and any that won.
-        "selection": {arm: view for arm, rows in records.items() if (view := selection_view(rows)) is not None},
+        "selection": {
+            arm: view
+            for arm, rows in records.items()
+            if (view := selection_view(rows, n_resamples=n_resamples, seed=config["seed"])) is not None
+        },
     }
 
 

@@ -12,6 +12,8 @@ import numpy as np
 
 from rbdspy.bench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, paired_bootstrap
 
+MIN_GAIN_TASKS = 5  # fewer tasks where the oracle gains give a ratio interval of no width: none is given
+
 
 def selection_view(
     records: Iterable[dict[str, Any]],
@@ -21,12 +23,15 @@ def selection_view(
     seed: int = 0,
 ) -> dict[str, Any] | None:
     """Counts over an arm's records of `phase` that played rollouts: `n`, `first` (the first
-    rollout won), `selected` (the chosen one won), `oracle` (any won), and `recovered`: the share of
-    the oracle's gain over the first rollout that the selector kept (None where the oracle gains
-    nothing). With them, the uncertainty over tasks: `selector_gain`, the paired bootstrap of
-    selected minus first per task, and `recovered_interval`, the percentile interval of `recovered`
-    over the same resamples of tasks (those where the oracle gains nothing left out; None where
-    fewer than half keep a gain). None where no record played rollouts."""
+    rollout won), `selected` (the chosen one won), `oracle` (any won), `gain_tasks` (the first
+    lost and another won), and `recovered`: the oracle's gain over the first rollout that the
+    selector kept, (selected - first) / (oracle - first), None where the oracle gains nothing; it is
+    at most 1 and below 0 where the selector gave up more of the first rollout's wins than it found.
+
+    With them, the uncertainty over tasks, from resamples of tasks drawn with `seed`:
+    `selector_gain`, the paired bootstrap of selected minus first, and `recovered_interval`, the percentile interval of
+    `recovered` over the resamples where the oracle gains (None with fewer than `MIN_GAIN_TASKS`
+    gain tasks: every resample would hold the same few). None where no record played rollouts."""
     rows = [r for r in records if r.get("phase") == phase and r.get("rollouts")]
     if not rows:
         return None
@@ -34,28 +39,28 @@ def selection_view(
     picked = np.array([_picked(r) for r in rows], dtype=float)
     oracle = np.array([any(r["rollouts"]) for r in rows], dtype=float)
     gain = oracle.sum() - first.sum()
+    gain_tasks = int(gain)  # the oracle wins wherever the first rollout does
+    idx = np.random.default_rng(seed).integers(0, len(rows), size=(n_resamples, len(rows)))
     return {
         "n": len(rows),
         "k": max(len(r["rollouts"]) for r in rows),
         "first": int(first.sum()),
         "selected": int(picked.sum()),
         "oracle": int(oracle.sum()),
+        "gain_tasks": gain_tasks,
         "recovered": float((picked.sum() - first.sum()) / gain) if gain else None,
         "selector_gain": paired_bootstrap(picked, first, n_resamples=n_resamples, seed=seed),
-        "recovered_interval": _recovered_interval(first, picked, oracle, n_resamples, seed),
+        "recovered_interval": (
+            _recovered_interval(first, picked, oracle, idx) if gain_tasks >= MIN_GAIN_TASKS else None
+        ),
     }
 
 
-def _recovered_interval(
-    first: np.ndarray, picked: np.ndarray, oracle: np.ndarray, n_resamples: int, seed: int
-) -> list[float] | None:
-    """The percentile interval of (selected - first) / (oracle - first) over resamples of tasks."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, first.size, size=(n_resamples, first.size))
+def _recovered_interval(first: np.ndarray, picked: np.ndarray, oracle: np.ndarray, idx: np.ndarray) -> list[float]:
+    """The percentile interval of (selected - first) / (oracle - first) over the task resamples
+    `idx` (rows of task indices) where the oracle gains."""
     kept, gained = (picked - first)[idx].sum(axis=1), (oracle - first)[idx].sum(axis=1)
     ratios = kept[gained > 0] / gained[gained > 0]
-    if ratios.size < n_resamples / 2:
-        return None
     tail = (1.0 - DEFAULT_CONFIDENCE) / 2.0
     low, high = np.quantile(ratios, [tail, 1.0 - tail])
     return [float(low), float(high)]
