@@ -295,10 +295,8 @@ def test_the_scripted_lm_drives_react_v2_through_its_tools():
 
     # A step predictor with demos still starts with a tool, and typed outputs are submitted typed.
     agent = dspy.ReActV2("task -> answer, score: int", tools=[look, act], max_iters=4)
-    agent.react.demos = [dspy.Example(task="click the link", next_thought="look first", tool_calls=FIRST_LOOK)]
+    first_look = {"tool_calls": [{"name": "look", "args": {}}]}
+    agent.react.demos = [dspy.Example(task="click the link", next_thought="look first", tool_calls=first_look)]
     with dspy.context(lm=DocsLM()):
         pred = agent(task="click the button")
     assert calls == [("look", None)] * 2 and (pred.answer, pred.score) == ("scripted answer", 0)
-
-
-FIRST_LOOK = {"tool_calls": [{"name": "look", "args": {}}]}

@@ -29,18 +29,18 @@ def selection_view(
     at most 1 and below 0 where the selector gave up more of the first rollout's wins than it found.
 
     With them, the uncertainty over tasks, from resamples of tasks drawn with `seed`:
-    `selector_gain`, the paired bootstrap of selected minus first, and `recovered_interval`, the percentile interval of
-    `recovered` over the resamples where the oracle gains (None with fewer than `MIN_GAIN_TASKS`
-    gain tasks: every resample would hold the same few). None where no record played rollouts."""
+    `selector_gain`, the paired bootstrap of selected minus first, and `recovered_interval`, the
+    percentile interval of `recovered` over the resamples where the oracle gains (None with fewer
+    than `MIN_GAIN_TASKS` gain tasks: every resample would hold the same few). None where no record
+    played rollouts."""
     rows = [r for r in records if r.get("phase") == phase and r.get("rollouts")]
     if not rows:
         return None
     first = np.array([bool(r["rollouts"][0]) for r in rows], dtype=float)
     picked = np.array([_picked(r) for r in rows], dtype=float)
     oracle = np.array([any(r["rollouts"]) for r in rows], dtype=float)
-    gain = oracle.sum() - first.sum()
-    gain_tasks = int(gain)  # the oracle wins wherever the first rollout does
-    idx = np.random.default_rng(seed).integers(0, len(rows), size=(n_resamples, len(rows)))
+    gain_tasks = int(oracle.sum() - first.sum())  # the oracle wins wherever the first rollout does
+    enough = gain_tasks >= MIN_GAIN_TASKS
     return {
         "n": len(rows),
         "k": max(len(r["rollouts"]) for r in rows),
@@ -48,17 +48,18 @@ def selection_view(
         "selected": int(picked.sum()),
         "oracle": int(oracle.sum()),
         "gain_tasks": gain_tasks,
-        "recovered": float((picked.sum() - first.sum()) / gain) if gain else None,
+        "recovered": float((picked.sum() - first.sum()) / gain_tasks) if gain_tasks else None,
         "selector_gain": paired_bootstrap(picked, first, n_resamples=n_resamples, seed=seed),
-        "recovered_interval": (
-            _recovered_interval(first, picked, oracle, idx) if gain_tasks >= MIN_GAIN_TASKS else None
-        ),
+        "recovered_interval": _recovered_interval(first, picked, oracle, n_resamples, seed) if enough else None,
     }
 
 
-def _recovered_interval(first: np.ndarray, picked: np.ndarray, oracle: np.ndarray, idx: np.ndarray) -> list[float]:
-    """The percentile interval of (selected - first) / (oracle - first) over the task resamples
-    `idx` (rows of task indices) where the oracle gains."""
+def _recovered_interval(
+    first: np.ndarray, picked: np.ndarray, oracle: np.ndarray, n_resamples: int, seed: int
+) -> list[float]:
+    """The percentile interval of (selected - first) / (oracle - first) over resamples of tasks
+    (drawn as `paired_bootstrap` draws them) where the oracle gains."""
+    idx = np.random.default_rng(seed).integers(0, first.size, size=(n_resamples, first.size))
     kept, gained = (picked - first)[idx].sum(axis=1), (oracle - first)[idx].sum(axis=1)
     ratios = kept[gained > 0] / gained[gained > 0]
     tail = (1.0 - DEFAULT_CONFIDENCE) / 2.0
