@@ -60,6 +60,22 @@ def check_picklable(obj: Any, what: str, fix: str) -> None:
         ) from error
 
 
+def fit_threads_to_task(lm: Any) -> None:
+    """In a Ray task: an embedded engine (`LlamaEngine`) that was left to choose its threads uses
+    the CPUs Ray gave the task, as Ray sets a task's OMP_NUM_THREADS. Left to itself it would take
+    every core the worker may run on, and tasks played side by side would then put several compute
+    threads on each core; llama.cpp's threads meet at a barrier for every layer, so each would wait
+    on the others' turns. An engine given `n_threads` keeps it; any other LM is left as it is."""
+    from rbdspy.lm.local_engine import LlamaEngine
+
+    engine = getattr(lm, "engine", None)
+    if not isinstance(engine, LlamaEngine) or engine.n_threads is not None:
+        return
+    cpus = import_ray().get_runtime_context().get_assigned_resources().get("CPU")
+    if cpus:
+        engine.n_threads = max(1, int(cpus))
+
+
 def get(refs: Any) -> Any:
     """`ray.get(refs)`, except that a task that raised raises here the exception it raised (the
     worker's traceback chained to it), not Ray's wrapper: a caller catches a ValueError or an

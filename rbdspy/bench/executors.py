@@ -31,7 +31,7 @@ from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.player import ArmPlayer, play_task_by_task, run_arm
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.settings import open_environment
-from rbdspy.ray_support import check_picklable, ensure_ray, get, import_ray
+from rbdspy.ray_support import check_picklable, ensure_ray, fit_threads_to_task, get, import_ray
 
 EXECUTORS = ("local", "ray")
 POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
@@ -57,6 +57,7 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
+    fit_threads_to_task(lm)  # arms side by side share the cores instead of each taking them all
     environment = open_environment(job.settings, job.out_dir)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):

@@ -7,6 +7,7 @@ import re
 import sys
 import threading
 
+import dspy
 import pytest
 from bench_testing import Unclosed, quiet_bench, scripted_lm
 from typer.testing import CliRunner
@@ -18,8 +19,9 @@ from rbdspy.bench.executors import ArmJob, LocalExecutor, RayExecutor, make_exec
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.settings import resolve
 from rbdspy.cli import app
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
 from rbdspy.memory import MemoryStore
-from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray
+from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray, fit_threads_to_task
 
 # A bank arm, a seeded one and MaTTS (three rollouts' worth of calls) beside the bare agent.
 ARMS = "no-memory,reasoningbank,reasoningbank-seeded,matts-parallel-k2"
@@ -137,6 +139,31 @@ def test_a_worker_that_cannot_see_the_run_directory_says_so(ray_cluster, tmp_pat
     ) as error:
         RayExecutor().run_arms([job], scripted_lm(), None)
     assert type(error.value) is ValueError  # the worker's own error, not Ray's wrapper: the CLI shows one line
+
+
+def _threads_in_task(ray):
+    """A Ray task (defined here, so it travels by value) that fits the LM it is given and tells
+    its engine's threads (a provider LM's engine selection)."""
+
+    def threads(lm):
+        fit_threads_to_task(lm)
+        return lm.engine.n_threads if isinstance(lm.engine, LlamaEngine) else lm.engine
+
+    return ray.remote(num_cpus=1)(threads)
+
+
+@pytest.mark.parametrize(("n_threads", "expected"), [(None, 1), (3, 3)])
+def test_an_embedded_engine_in_a_ray_task_takes_the_task_s_cpus_unless_given_its_threads(
+    ray_cluster, n_threads, expected
+):
+    engine = LlamaEngine("local-fast", n_threads=n_threads)
+    lm = dspy.LM("local/model.gguf", engine=engine, async_engine=AsyncLlamaEngine(engine))
+    assert ray_cluster.get(_threads_in_task(ray_cluster).remote(lm)) == expected
+    assert engine.n_threads == n_threads  # the worker's copy changed, not the caller's
+
+
+def test_a_provider_lm_in_a_ray_task_is_left_as_it_is(ray_cluster):
+    assert ray_cluster.get(_threads_in_task(ray_cluster).remote(dspy.LM("openai/gpt-4o-mini"))) == "auto"
 
 
 def test_executors_are_chosen_by_name_and_local_is_the_default():
