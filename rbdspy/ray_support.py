@@ -60,20 +60,36 @@ def check_picklable(obj: Any, what: str, fix: str) -> None:
         ) from error
 
 
+def cpus_per_task(n_tasks: int) -> int:
+    """The CPUs each of `n_tasks` Ray tasks played at once should ask for: the connected cluster's
+    CPUs shared between them, at least 1 and at most the smallest node's (so every node can take
+    one). With more tasks than CPUs each asks for 1, and Ray queues the rest."""
+    ray = import_ray()
+    nodes = [node["Resources"].get("CPU", 0) for node in ray.nodes() if node.get("Alive")]
+    total = int(ray.cluster_resources().get("CPU", 1))
+    smallest = int(min((cpus for cpus in nodes if cpus >= 1), default=1))
+    return max(1, min(total // max(1, n_tasks), smallest))
+
+
 def fit_threads_to_task(lm: Any) -> None:
-    """In a Ray task: an embedded engine (`LlamaEngine`) that was left to choose its threads uses
-    the CPUs Ray gave the task, as Ray sets a task's OMP_NUM_THREADS. Left to itself it would take
-    every core the worker may run on, and tasks played side by side would then put several compute
-    threads on each core; llama.cpp's threads meet at a barrier for every layer, so each would wait
-    on the others' turns. An engine given `n_threads` keeps it; any other LM is left as it is."""
-    from rbdspy.lm.local_engine import LlamaEngine
+    """In a Ray task: an embedded engine (`LlamaEngine`) that was left to choose its threads
+    computes on as many as the CPUs Ray gave the task (at most the engine's usual 8), the way Ray
+    sets a task's OMP_NUM_THREADS. Left to itself it would take every core the worker may run on
+    (up to 8), and tasks played side by side would put several compute threads on each core;
+    llama.cpp's threads meet at a barrier after every operation, so each would wait on the others'
+    turns. An engine given `n_threads` keeps it, any other LM is left as it is, and outside a Ray
+    task this does nothing."""
+    from rbdspy.lm.local_engine import MAX_THREADS, LlamaEngine
 
     engine = getattr(lm, "engine", None)
     if not isinstance(engine, LlamaEngine) or engine.n_threads is not None:
         return
-    cpus = import_ray().get_runtime_context().get_assigned_resources().get("CPU")
+    ray = import_ray()
+    if not ray.is_initialized() or ray.get_runtime_context().get_task_id() is None:  # not in a task
+        return
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
     if cpus:
-        engine.n_threads = max(1, int(cpus))
+        engine.n_threads = max(1, min(int(cpus), MAX_THREADS))
 
 
 def get(refs: Any) -> Any:

@@ -31,7 +31,7 @@ from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.player import ArmPlayer, play_task_by_task, run_arm
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.settings import open_environment
-from rbdspy.ray_support import check_picklable, ensure_ray, fit_threads_to_task, get, import_ray
+from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, fit_threads_to_task, get, import_ray
 
 EXECUTORS = ("local", "ray")
 POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
@@ -57,7 +57,7 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
-    fit_threads_to_task(lm)  # arms side by side share the cores instead of each taking them all
+    fit_threads_to_task(lm)  # the CPUs this arm's task was given, not every core
     environment = open_environment(job.settings, job.out_dir)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -94,7 +94,11 @@ class RayExecutor:
                 ray.shutdown()
 
     def _play(self, ray, jobs: list[ArmJob], lm, embedder, progress) -> dict[str, list[dict]]:
-        remote = ray.remote(num_cpus=1, max_retries=0)(play_arm)
+        limit = self.workers or len(jobs)
+        # Each arm asks for its share of the cluster, and its embedded model computes on that many
+        # threads (`fit_threads_to_task`).
+        cpus = cpus_per_task(min(limit, len(jobs)))
+        remote = ray.remote(num_cpus=cpus, max_retries=0)(play_arm)
         lm_ref, embedder_ref = ray.put(lm), ray.put(embedder)
         bars = {}
         if progress is not None:
@@ -102,7 +106,6 @@ class RayExecutor:
                 done = len(read_records(arm_path(job.out_dir, job.name)))
                 bars[job.name] = progress.add_task(job.name, total=len(job.stream), completed=done)
         waiting, running, records = list(jobs), {}, {}
-        limit = self.workers or len(jobs)
         try:
             while waiting or running:
                 while waiting and len(running) < limit:

@@ -182,8 +182,11 @@ def usable_cpus() -> int:
         return os.cpu_count() or 2
 
 
+MAX_THREADS = 8  # llama.cpp's decoding gains little from more threads on a CPU
+
+
 def _default_threads() -> int:
-    return max(1, min(usable_cpus(), 8))
+    return max(1, min(usable_cpus(), MAX_THREADS))
 
 
 def _start_server(path: str, settings: dict) -> Any:

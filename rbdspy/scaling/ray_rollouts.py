@@ -21,7 +21,7 @@ import dspy
 from dspy.clients import base_lm
 
 from rbdspy.core.plan import run
-from rbdspy.ray_support import check_picklable, ensure_ray, fit_threads_to_task, get, import_ray
+from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, fit_threads_to_task, get, import_ray
 from rbdspy.scaling.rollout import Rollout, rollout_plan
 
 # The history fields worth carrying back: what LmUsage and inspect_history read, nothing that
@@ -44,7 +44,7 @@ def _remote_rollout(
     """In the worker: one rollout, and the LM history entries it added."""
     import ray.cloudpickle  # optional: the scale extra (ray); runs in a Ray worker
 
-    fit_threads_to_task(lm)  # rollouts side by side share the cores instead of each taking them all
+    fit_threads_to_task(lm)  # the CPUs this rollout's task was given, not every core
     seen = {id(entry) for entry in base_lm.GLOBAL_HISTORY}
     with dspy.context(lm=lm, adapter=adapter):
         rollout = run(
@@ -64,8 +64,8 @@ def _remote_rollout(
 
 
 @functools.cache
-def _remote():
-    return import_ray().remote(num_cpus=1, max_retries=0)(_remote_rollout)
+def _remote(cpus: int):
+    return import_ray().remote(num_cpus=cpus, max_retries=0)(_remote_rollout)
 
 
 def _record(entries: list[dict]) -> None:
@@ -88,8 +88,9 @@ def remote_rollouts(
     ensure_ray()
     agent_ref = ray.put(agent)
     adapter = dspy.settings.adapter
+    remote = _remote(cpus_per_task(len(draws)))  # each rollout's share of the cluster
     refs = [
-        _remote().remote(agent_ref, agent_inputs, task, index, lm, rollout_id, temperature, adapter)
+        remote.remote(agent_ref, agent_inputs, task, index, lm, rollout_id, temperature, adapter)
         for index, (rollout_id, temperature) in enumerate(draws)
     ]
     rollouts = []

@@ -21,7 +21,14 @@ from rbdspy.bench.settings import resolve
 from rbdspy.cli import app
 from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
 from rbdspy.memory import MemoryStore
-from rbdspy.ray_support import INSTALL_HINT, NotPicklableError, RayMissingError, ensure_ray, fit_threads_to_task
+from rbdspy.ray_support import (
+    INSTALL_HINT,
+    NotPicklableError,
+    RayMissingError,
+    cpus_per_task,
+    ensure_ray,
+    fit_threads_to_task,
+)
 
 # A bank arm, a seeded one and MaTTS (three rollouts' worth of calls) beside the bare agent.
 ARMS = "no-memory,reasoningbank,reasoningbank-seeded,matts-parallel-k2"
@@ -141,29 +148,45 @@ def test_a_worker_that_cannot_see_the_run_directory_says_so(ray_cluster, tmp_pat
     assert type(error.value) is ValueError  # the worker's own error, not Ray's wrapper: the CLI shows one line
 
 
-def _threads_in_task(ray):
-    """A Ray task (defined here, so it travels by value) that fits the LM it is given and tells
-    its engine's threads (a provider LM's engine selection)."""
+def _threads_in_task(ray, cpus):
+    """A Ray task given `cpus` (defined here, so it travels by value) that fits the LM it is given
+    and tells its engine's threads (a provider LM's engine selection), and whether the async engine
+    DSPy calls still drives that same engine."""
 
     def threads(lm):
         fit_threads_to_task(lm)
-        return lm.engine.n_threads if isinstance(lm.engine, LlamaEngine) else lm.engine
+        if not isinstance(lm.engine, LlamaEngine):
+            return lm.engine, None
+        return lm.engine.n_threads, lm._async_engine_spec.sync is lm.engine
 
-    return ray.remote(num_cpus=1)(threads)
+    return ray.remote(num_cpus=cpus)(threads)
 
 
-@pytest.mark.parametrize(("n_threads", "expected"), [(None, 1), (3, 3)])
-def test_an_embedded_engine_in_a_ray_task_takes_the_task_s_cpus_unless_given_its_threads(
-    ray_cluster, n_threads, expected
-):
+def _local_lm(n_threads=None):
     engine = LlamaEngine("local-fast", n_threads=n_threads)
-    lm = dspy.LM("local/model.gguf", engine=engine, async_engine=AsyncLlamaEngine(engine))
-    assert ray_cluster.get(_threads_in_task(ray_cluster).remote(lm)) == expected
-    assert engine.n_threads == n_threads  # the worker's copy changed, not the caller's
+    return dspy.LM("local/model.gguf", engine=engine, async_engine=AsyncLlamaEngine(engine))
 
 
-def test_a_provider_lm_in_a_ray_task_is_left_as_it_is(ray_cluster):
-    assert ray_cluster.get(_threads_in_task(ray_cluster).remote(dspy.LM("openai/gpt-4o-mini"))) == "auto"
+@pytest.mark.parametrize(("cpus", "n_threads", "expected"), [(1, None, 1), (2, None, 2), (0.5, None, 1), (1, 3, 3)])
+def test_an_embedded_engine_in_a_ray_task_takes_the_task_s_cpus_unless_given_its_threads(
+    ray_cluster, cpus, n_threads, expected
+):
+    lm = _local_lm(n_threads)
+    assert ray_cluster.get(_threads_in_task(ray_cluster, cpus).remote(lm)) == (expected, True)
+    assert lm.engine.n_threads == n_threads  # the worker's copy changed, not the caller's
+
+
+def test_outside_a_ray_task_and_for_a_provider_lm_the_threads_are_left_alone(ray_cluster):
+    lm = _local_lm()
+    fit_threads_to_task(lm)  # the driver: no task, no CPUs of its own
+    assert lm.engine.n_threads is None
+    provider = dspy.LM("openai/gpt-4o-mini")
+    assert ray_cluster.get(_threads_in_task(ray_cluster, 1).remote(provider)) == ("auto", None)
+
+
+@pytest.mark.parametrize(("n_tasks", "expected"), [(1, 2), (2, 1), (3, 1)])
+def test_tasks_played_at_once_share_the_cluster_s_cpus(ray_cluster, n_tasks, expected):
+    assert cpus_per_task(n_tasks) == expected  # the module's cluster has 2 CPUs on one node
 
 
 def test_executors_are_chosen_by_name_and_local_is_the_default():
