@@ -71,25 +71,13 @@ def cpus_per_task(n_tasks: int) -> int:
     return max(1, min(total // max(1, n_tasks), smallest))
 
 
-def fit_threads_to_task(lm: Any) -> None:
-    """In a Ray task: an embedded engine (`LlamaEngine`) that was left to choose its threads
-    computes on as many as the CPUs Ray gave the task (at most the engine's usual 8), the way Ray
-    sets a task's OMP_NUM_THREADS. Left to itself it would take every core the worker may run on
-    (up to 8), and tasks played side by side would put several compute threads on each core;
-    llama.cpp's threads meet at a barrier after every operation, so each would wait on the others'
-    turns. An engine given `n_threads` keeps it, any other LM is left as it is, and outside a Ray
-    task this does nothing."""
-    from rbdspy.lm.local_engine import MAX_THREADS, LlamaEngine
-
-    engine = getattr(lm, "engine", None)
-    if not isinstance(engine, LlamaEngine) or engine.n_threads is not None:
-        return
+def task_cpus() -> float | None:
+    """The CPUs Ray gave the task this code runs in; None outside a Ray task (or for a task that
+    asked for none)."""
     ray = import_ray()
-    if not ray.is_initialized() or ray.get_runtime_context().get_task_id() is None:  # not in a task
-        return
-    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
-    if cpus:
-        engine.n_threads = max(1, min(int(cpus), MAX_THREADS))
+    if not ray.is_initialized() or ray.get_runtime_context().get_task_id() is None:  # the driver
+        return None
+    return ray.get_runtime_context().get_assigned_resources().get("CPU") or None
 
 
 def get(refs: Any) -> Any:

@@ -31,7 +31,8 @@ from rbdspy.bench.arm_job import ArmJob
 from rbdspy.bench.player import ArmPlayer, play_task_by_task, run_arm
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.settings import open_environment
-from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, fit_threads_to_task, get, import_ray
+from rbdspy.lm.local_engine import fit_threads
+from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, get, import_ray, task_cpus
 
 EXECUTORS = ("local", "ray")
 POLL_S = 1.0  # how often the parent reads the arms' record files to move the progress bars
@@ -57,7 +58,7 @@ def play_arm(job: ArmJob, lm, embedder) -> list[dict[str, Any]]:
             f"the Ray worker on {socket.gethostname()} cannot see the run directory {job.out_dir}: with "
             "--ray-address, --out must be on a filesystem every node mounts at the same path"
         )
-    fit_threads_to_task(lm)  # the CPUs this arm's task was given, not every core
+    fit_threads(lm, task_cpus())  # the CPUs this arm's task was given, not every core
     environment = open_environment(job.settings, job.out_dir)
     try:
         with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
@@ -96,7 +97,7 @@ class RayExecutor:
     def _play(self, ray, jobs: list[ArmJob], lm, embedder, progress) -> dict[str, list[dict]]:
         limit = self.workers or len(jobs)
         # Each arm asks for its share of the cluster, and its embedded model computes on that many
-        # threads (`fit_threads_to_task`).
+        # threads (`rbdspy.lm.local_engine.fit_threads`).
         cpus = cpus_per_task(min(limit, len(jobs)))
         remote = ray.remote(num_cpus=cpus, max_retries=0)(play_arm)
         lm_ref, embedder_ref = ray.put(lm), ray.put(embedder)

@@ -80,7 +80,7 @@ from dspy.utils.callback import BaseCallback
 
 from rbdspy.lm.model_files import ensure_model, model_file
 
-__all__ = ["AsyncLlamaEngine", "LlamaEngine", "RolloutSeedCallback", "loaded_servers", "unload_all"]
+__all__ = ["AsyncLlamaEngine", "LlamaEngine", "RolloutSeedCallback", "fit_threads", "loaded_servers", "unload_all"]
 
 PROVIDER = "llama.cpp"
 _INSTALL_HINT = "pip install torch==2.13.0 && pip install 'rbdspy[local]'"
@@ -187,6 +187,19 @@ MAX_THREADS = 8  # llama.cpp's decoding gains little from more threads on a CPU
 
 def _default_threads() -> int:
     return max(1, min(usable_cpus(), MAX_THREADS))
+
+
+def fit_threads(lm: Any, cpus: float | None) -> None:
+    """Gives an embedded engine (`LlamaEngine`) that was left to choose its threads as many as
+    `cpus` (at least 1, at most MAX_THREADS): what a Ray task does with the CPUs Ray gave it, the
+    way Ray sets a task's OMP_NUM_THREADS. Left to itself the engine takes every core the process
+    may run on, and tasks side by side would then put several compute threads on each core, whose
+    barriers after every operation wait on each other's turns. An engine given `n_threads` keeps
+    it; any other LM, or no `cpus`, leaves everything as it is. Call it before the model loads
+    (the loaded server is kept per thread count)."""
+    engine = getattr(lm, "engine", None)
+    if cpus and isinstance(engine, LlamaEngine) and engine.n_threads is None:
+        engine.n_threads = max(1, min(int(cpus), MAX_THREADS))
 
 
 def _start_server(path: str, settings: dict) -> Any:

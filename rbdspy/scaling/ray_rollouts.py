@@ -21,7 +21,8 @@ import dspy
 from dspy.clients import base_lm
 
 from rbdspy.core.plan import run
-from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, fit_threads_to_task, get, import_ray
+from rbdspy.lm.local_engine import fit_threads
+from rbdspy.ray_support import check_picklable, cpus_per_task, ensure_ray, get, import_ray, task_cpus
 from rbdspy.scaling.rollout import Rollout, rollout_plan
 
 # The history fields worth carrying back: what LmUsage and inspect_history read, nothing that
@@ -44,7 +45,7 @@ def _remote_rollout(
     """In the worker: one rollout, and the LM history entries it added."""
     import ray.cloudpickle  # optional: the scale extra (ray); runs in a Ray worker
 
-    fit_threads_to_task(lm)  # the CPUs this rollout's task was given, not every core
+    fit_threads(lm, task_cpus())  # the CPUs this rollout's task was given, not every core
     seen = {id(entry) for entry in base_lm.GLOBAL_HISTORY}
     with dspy.context(lm=lm, adapter=adapter):
         rollout = run(

@@ -19,7 +19,7 @@ from rbdspy.bench.executors import ArmJob, LocalExecutor, RayExecutor, make_exec
 from rbdspy.bench.records import arm_path, read_records
 from rbdspy.bench.settings import resolve
 from rbdspy.cli import app
-from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, fit_threads
 from rbdspy.memory import MemoryStore
 from rbdspy.ray_support import (
     INSTALL_HINT,
@@ -27,7 +27,7 @@ from rbdspy.ray_support import (
     RayMissingError,
     cpus_per_task,
     ensure_ray,
-    fit_threads_to_task,
+    task_cpus,
 )
 
 # A bank arm, a seeded one and MaTTS (three rollouts' worth of calls) beside the bare agent.
@@ -154,7 +154,7 @@ def _threads_in_task(ray, cpus):
     DSPy calls still drives that same engine."""
 
     def threads(lm):
-        fit_threads_to_task(lm)
+        fit_threads(lm, task_cpus())
         if not isinstance(lm.engine, LlamaEngine):
             return lm.engine, None
         return lm.engine.n_threads, lm._async_engine_spec.sync is lm.engine
@@ -178,7 +178,8 @@ def test_an_embedded_engine_in_a_ray_task_takes_the_task_s_cpus_unless_given_its
 
 def test_outside_a_ray_task_and_for_a_provider_lm_the_threads_are_left_alone(ray_cluster):
     lm = _local_lm()
-    fit_threads_to_task(lm)  # the driver: no task, no CPUs of its own
+    assert task_cpus() is None  # the driver: no task, no CPUs of its own
+    fit_threads(lm, task_cpus())
     assert lm.engine.n_threads is None
     provider = dspy.LM("openai/gpt-4o-mini")
     assert ray_cluster.get(_threads_in_task(ray_cluster, 1).remote(provider)) == ("auto", None)

@@ -16,7 +16,7 @@ from dspy.lm15 import Config, ContextLengthError, InvalidRequestError, Message, 
 from dspy.utils.exceptions import ContextWindowExceededError, LMError
 
 from rbdspy.lm import local_engine
-from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback, strip_fences
+from rbdspy.lm.local_engine import AsyncLlamaEngine, LlamaEngine, RolloutSeedCallback, fit_threads, strip_fences
 
 MODEL = "local/fake"
 
@@ -470,3 +470,13 @@ def test_no_logprobs_unless_asked():
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         pred = dspy.Predict(Classify)(text="fine")
     assert "logprobs" not in server.bodies[-1] and getattr(pred, "logprobs", None) is None
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(16, 8), (3.0, 3), (0.5, 1), (None, None), (0, None)])
+def test_fit_threads_gives_an_unset_engine_the_cpus_within_bounds(cpus, expected):
+    lm, _ = make()
+    fit_threads(lm, cpus)
+    assert lm.engine.n_threads == expected
+    given = LlamaEngine("local-fast", n_threads=2, server=FakeServer())
+    fit_threads(dspy.LM(MODEL, engine=given, async_engine=AsyncLlamaEngine(given)), cpus)
+    assert given.n_threads == 2  # threads a user chose are kept
