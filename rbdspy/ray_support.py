@@ -75,9 +75,12 @@ def task_cpus() -> float | None:
     """The CPUs Ray gave the task this code runs in; None outside a Ray task (or for a task that
     asked for none)."""
     ray = import_ray()
-    if not ray.is_initialized() or ray.get_runtime_context().get_task_id() is None:  # the driver
+    if not ray.is_initialized():
         return None
-    return ray.get_runtime_context().get_assigned_resources().get("CPU") or None
+    context = ray.get_runtime_context()
+    if context.get_task_id() is None:  # the driver
+        return None
+    return context.get_assigned_resources().get("CPU") or None
 
 
 def get(refs: Any) -> Any:

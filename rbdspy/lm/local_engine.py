@@ -185,8 +185,12 @@ def usable_cpus() -> int:
 MAX_THREADS = 8  # llama.cpp's decoding gains little from more threads on a CPU
 
 
+def _bounded_threads(cpus: float) -> int:
+    return max(1, min(int(cpus), MAX_THREADS))
+
+
 def _default_threads() -> int:
-    return max(1, min(usable_cpus(), MAX_THREADS))
+    return _bounded_threads(usable_cpus())
 
 
 def fit_threads(lm: Any, cpus: float | None) -> None:
@@ -199,7 +203,7 @@ def fit_threads(lm: Any, cpus: float | None) -> None:
     (the loaded server is kept per thread count)."""
     engine = getattr(lm, "engine", None)
     if cpus and isinstance(engine, LlamaEngine) and engine.n_threads is None:
-        engine.n_threads = max(1, min(int(cpus), MAX_THREADS))
+        engine.n_threads = _bounded_threads(cpus)
 
 
 def _start_server(path: str, settings: dict) -> Any:
